@@ -1,0 +1,742 @@
+"""Belt-drive layouts: TOML files describing one drive, read into frozen dataclasses.
+
+A layout file has the tables ``[drive]``, ``[belt]``, ``[contact]``, ``[friction]``, one
+``[[pulleys]]`` table per pulley in belt travel order, and an optional ``[tensioner]``.
+SI units throughout; every key carries its unit in its name (``radius_m``, ``pretension_N``,
+``inertia_kgm2``, ...). The format, its sign conventions and the rules checked on loading are
+documented in ``docs/layout-format.md``; that document is the contract this module implements.
+
+The dataclass field names are exactly the TOML keys, and their defaults are the defaults of
+the optional keys. Each field's metadata holds the rule its value must satisfy, so a key's
+type, range and default are declared in one place.
+
+Loading is two steps: :func:`validate` checks the parsed TOML and returns *all* problems as
+readable lines ("{source}: {field}: {value!r} {what is allowed}"); only if there are none are
+the dataclasses built. :func:`load_layout` and :func:`load_layout_text` raise
+:class:`LayoutError` carrying every problem at once.
+"""
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import errno
+import importlib.resources
+import math
+import re
+from dataclasses import MISSING, dataclass, field
+from pathlib import Path
+from typing import Any
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "Belt",
+    "Contact",
+    "Drive",
+    "Friction",
+    "Layout",
+    "LayoutError",
+    "Pulley",
+    "Tensioner",
+    "load_layout",
+    "load_layout_text",
+    "validate",
+]
+
+DEFAULT_LAYOUT = "default.toml"  # in the package folder belt_fmu/layouts/
+NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+TORQUE_TABLE_ROLES = ("accessory", "water_pump")
+ROLE_COUNTS = {"crankshaft": True, "water_pump": False, "tensioner": False}  # role: exactly one?
+BELT_LENGTH_KEYS = ("pretension_N", "unstretched_length_m")
+
+
+# ---------------------------------------------------------------------------------------------
+# Value rules: each checks one TOML value and converts it to the dataclass field's type.
+# ``problem(value)`` returns None if the value is allowed, else "must be ..." (what is allowed).
+# ---------------------------------------------------------------------------------------------
+
+
+def _fmt(x: float) -> str:
+    """Bound for messages: 'pi' for math.pi, else the shortest readable number."""
+    return "pi" if x == math.pi else f"{x:g}"
+
+
+def _is_number(value: Any) -> bool:
+    """True for TOML integers and floats; booleans are not numbers."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class _Real:
+    """A finite number (a TOML integer is accepted) within optional bounds."""
+
+    gt: float | None = None
+    ge: float | None = None
+    lt: float | None = None
+    le: float | None = None
+
+    @property
+    def bounds(self) -> str:
+        """The bounds as text: '> 0', '< 0', 'in (0, 1]', or '' when unbounded."""
+        low = ("(", self.gt) if self.gt is not None else ("[", self.ge)
+        high = (")", self.lt) if self.lt is not None else ("]", self.le)
+        if low[1] is not None and high[1] is not None:
+            return f"in {low[0]}{_fmt(low[1])}, {_fmt(high[1])}{high[0]}"
+        if low[1] is not None:
+            return f"{'>' if low[0] == '(' else '>='} {_fmt(low[1])}"
+        if high[1] is not None:
+            return f"{'<' if high[0] == ')' else '<='} {_fmt(high[1])}"
+        return ""
+
+    def within(self, x: float) -> bool:
+        """Whether the number ``x`` satisfies the bounds."""
+        return (
+            (self.gt is None or x > self.gt)
+            and (self.ge is None or x >= self.ge)
+            and (self.lt is None or x < self.lt)
+            and (self.le is None or x <= self.le)
+        )
+
+    def problem(self, value: Any) -> str | None:
+        if not _is_number(value):
+            return f"must be a number {self.bounds}".rstrip()
+        if not math.isfinite(value):
+            return f"must be a finite number {self.bounds}".rstrip()
+        return None if self.within(value) else f"must be {self.bounds}"
+
+    def convert(self, value: Any) -> float:
+        return float(value)
+
+
+@dataclass(frozen=True)
+class _Integer:
+    """An integer (not a float, not a boolean) >= ``ge``."""
+
+    ge: int
+
+    def problem(self, value: Any) -> str | None:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= self.ge:
+            return None
+        return f"must be an integer >= {self.ge}"
+
+    def convert(self, value: Any) -> int:
+        return value
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """One string out of a fixed set."""
+
+    choices: tuple[str, ...]
+
+    def problem(self, value: Any) -> str | None:
+        if isinstance(value, str) and value in self.choices:
+            return None
+        return "must be one of " + ", ".join(repr(c) for c in self.choices)
+
+    def convert(self, value: Any) -> str:
+        return value
+
+
+@dataclass(frozen=True)
+class _Text:
+    """Free text."""
+
+    def problem(self, value: Any) -> str | None:
+        return None if isinstance(value, str) else "must be a string"
+
+    def convert(self, value: Any) -> str:
+        return value
+
+
+@dataclass(frozen=True)
+class _Name:
+    """An identifier-like name, ``[A-Za-z_][A-Za-z0-9_]*``."""
+
+    def problem(self, value: Any) -> str | None:
+        if isinstance(value, str) and NAME_PATTERN.fullmatch(value):
+            return None
+        return f"must be a name matching {NAME_PATTERN.pattern}"
+
+    def convert(self, value: Any) -> str:
+        return value
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A point [x, y] of two finite numbers [m]."""
+
+    def problem(self, value: Any) -> str | None:
+        if isinstance(value, list) and len(value) == 2 and all(FINITE.problem(v) is None for v in value):
+            return None
+        return "must be [x, y], two finite numbers"
+
+    def convert(self, value: Any) -> tuple[float, float]:
+        return (float(value[0]), float(value[1]))
+
+
+@dataclass(frozen=True)
+class _Series:
+    """An array of at least 2 finite numbers within ``item`` bounds, optionally increasing."""
+
+    item: _Real = _Real()  # any finite number
+    increasing: bool = False
+
+    def problem(self, value: Any) -> str | None:
+        ok = (
+            isinstance(value, list)
+            and len(value) >= 2
+            and all(self.item.problem(v) is None for v in value)
+            and (not self.increasing or all(a < b for a, b in zip(value, value[1:])))
+        )
+        if ok:
+            return None
+        what = f"must be an array of at least 2 numbers {self.item.bounds}".rstrip()
+        return what + (", strictly increasing" if self.increasing else "")
+
+    def convert(self, value: Any) -> tuple[float, ...]:
+        return tuple(float(v) for v in value)
+
+
+def _key(rule, default: Any = MISSING):
+    """Dataclass field for one TOML key: its value ``rule`` and, if optional, its default."""
+    return field(default=default, metadata={"rule": rule})
+
+
+FINITE = _Real()
+POSITIVE = _Real(gt=0.0)
+NON_NEGATIVE = _Real(ge=0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# The layout dataclasses. Field names are the TOML keys; defaults are the optional keys'
+# defaults; a field without a default is a required key.
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Drive:
+    """``[drive]``: name, crankshaft rotation sense and the pulley whose hub load is reported."""
+
+    name: str = _key(_Text(), "belt drive")  # free text
+    crank_rotation: str = _key(_Choice(("ccw", "cw")), "ccw")  # crankshaft sense in the drawing
+    headline_pulley: str | None = _key(_Name(), None)  # None: see Layout.headline_pulley_name
+
+
+@dataclass(frozen=True, kw_only=True)
+class Belt:
+    """``[belt]``: the belt as a Kelvin-Voigt beam; exactly one of the last two is not None."""
+
+    mass_per_length_kg_per_m: float = _key(POSITIVE)  # m' [kg/m]
+    axial_stiffness_N: float = _key(POSITIVE)  # EA [N]
+    bending_stiffness_Nm2: float = _key(POSITIVE)  # EI [N m^2]
+    axial_damping_Ns: float = _key(NON_NEGATIVE, 0.5)  # axial force += c_a * strain rate [N s]
+    bending_damping_Nm2s: float = _key(NON_NEGATIVE, 1.0e-7)  # moment += c_b * curvature rate [N m^2 s]
+    thickness_m: float = _key(POSITIVE)  # total belt height h [m]
+    cord_offset_m: float = _key(NON_NEGATIVE, 1.0e-3)  # ribbed contact line to cord line [m], <= h
+    groove_angle_rad: float = _key(_Real(gt=0.0, le=math.pi), 0.6981317)  # poly-V angle phi (pi: flat)
+    n_elements: int = _key(_Integer(ge=12))  # number of beam elements
+    pretension_N: float | None = _key(POSITIVE, None)  # installation span tension [N]
+    unstretched_length_m: float | None = _key(POSITIVE, None)  # unstretched cord length [m]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Contact:
+    """``[contact]``: normal force per unit belt length N' = c1 p^2 + c2 p + b dp/dt, N' >= 0."""
+
+    stiffness_quadratic_N_per_m3: float = _key(NON_NEGATIVE, 0.0)  # c1 [N/m^3]
+    stiffness_linear_N_per_m2: float = _key(POSITIVE)  # c2 [N/m^2]
+    damping_Ns_per_m2: float = _key(NON_NEGATIVE, 2.0e3)  # b [N s/m^2]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Friction:
+    """``[friction]``: the belt-pulley friction law and its parameters (dimensionless unless
+    the name carries a unit)."""
+
+    law: str = _key(_Choice(("creep_polynomial", "tanh", "bristle")), "creep_polynomial")
+    mu: float = _key(POSITIVE)  # rubber-steel coefficient; ribbed side uses mu / sin(phi/2)
+    back_side_mu: float | None = _key(POSITIVE, None)  # flat back on a smooth pulley; None: mu
+    slip_peak: float = _key(POSITIVE, 0.01)  # creep_polynomial s1
+    slip_saturation: float = _key(POSITIVE, 0.05)  # creep_polynomial s2 > s1
+    saturation_ratio: float = _key(_Real(gt=0.0, le=1.0), 1.0)  # mu(s2) / mu(s1)
+    reference_speed_m_per_s: float = _key(POSITIVE, 1.0)  # floor of |v_belt| in the creep rate
+    velocity_threshold_m_per_s: float = _key(POSITIVE, 0.01)  # tanh law: tanh(4 v / v_thr)
+    bristle_stiffness_N_per_m2: float = _key(POSITIVE, 5.0e7)  # bristle law, per belt length
+
+    @property
+    def mu_back(self) -> float:
+        """Friction coefficient of back-side contact: ``back_side_mu``, else ``mu``."""
+        return self.mu if self.back_side_mu is None else self.back_side_mu
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pulley:
+    """``[[pulleys]]``: one pulley. ``inertia_kgm2`` is required (> 0) except for the
+    crankshaft, which is speed driven (default 0.0). The optional load-torque table (role
+    "accessory" or "water_pump") is interpolated linearly in speed and held at its ends."""
+
+    name: str = _key(_Name())  # unique
+    role: str = _key(_Choice(("crankshaft", "water_pump", "accessory", "idler", "tensioner")))
+    center_m: tuple[float, float] = _key(_Point())  # centre (tensioner: installed position) [m]
+    radius_m: float = _key(POSITIVE)  # radius of the surface the belt touches [m]
+    side: str = _key(_Choice(("ribbed", "back")), "ribbed")  # belt side touching the pulley
+    inertia_kgm2: float = _key(NON_NEGATIVE, 0.0)  # polar inertia [kg m^2]
+    bearing_damping_Nms_per_rad: float = _key(NON_NEGATIVE, 1.0e-4)  # viscous bearing loss
+    torque_table_speed_rad_per_s: tuple[float, ...] | None = _key(_Series(NON_NEGATIVE, True), None)
+    torque_table_Nm: tuple[float, ...] | None = _key(_Series(), None)  # load torque [N m]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tensioner:
+    """``[tensioner]``: the arm carrying the pulley with role "tensioner". Angles are relative
+    to the installed arm angle. ``friction_torque_return_Nm`` given as None becomes
+    ``friction_torque_Nm``."""
+
+    pivot_m: tuple[float, float] = _key(_Point())  # arm pivot [m]
+    arm_inertia_kgm2: float = _key(POSITIVE)  # arm + pulley about the pivot [kg m^2]
+    spring_rate_Nm_per_rad: float = _key(POSITIVE)  # torsional spring rate k
+    preload_Nm: float | None = _key(POSITIVE, None)  # None: computed from the belt pretension
+    damping_Nms_per_rad: float = _key(NON_NEGATIVE, 0.0)  # viscous damping
+    friction_torque_Nm: float = _key(NON_NEGATIVE, 0.0)  # Coulomb torque, arm moving off the belt
+    friction_torque_return_Nm: float | None = _key(NON_NEGATIVE, None)  # arm moving toward the belt
+    friction_velocity_threshold_rad_per_s: float = _key(POSITIVE, 0.01)  # Coulomb regularization
+    stop_min_rad: float = _key(_Real(lt=0.0), -0.35)  # end stop, below the installed angle
+    stop_max_rad: float = _key(_Real(gt=0.0), 0.35)  # end stop, above the installed angle
+    stop_stiffness_Nm_per_rad: float = _key(POSITIVE, 2.0e3)
+    stop_damping_Nms_per_rad: float = _key(NON_NEGATIVE, 1.0)
+
+    def __post_init__(self):
+        if self.friction_torque_return_Nm is None:
+            object.__setattr__(self, "friction_torque_return_Nm", self.friction_torque_Nm)
+
+
+# Layout tables in file order, and the dataclass each one is read into.
+TABLES: dict[str, type] = {
+    "drive": Drive,
+    "belt": Belt,
+    "contact": Contact,
+    "friction": Friction,
+    "pulleys": Pulley,
+    "tensioner": Tensioner,
+}
+REQUIRED_TABLES = ("belt", "contact", "friction", "pulleys")
+
+
+def _fields(cls: type) -> dict[str, dataclasses.Field]:
+    """The key fields of a layout table dataclass, by key."""
+    return {f.name: f for f in dataclasses.fields(cls)}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One belt drive, as read from a layout file. ``source`` (the file it was read from) does
+    not take part in comparisons."""
+
+    drive: Drive
+    belt: Belt
+    contact: Contact
+    friction: Friction
+    pulleys: tuple[Pulley, ...]
+    tensioner: Tensioner | None = None
+    source: str = field(default="<string>", compare=False)
+
+    @property
+    def headline_pulley_name(self) -> str:
+        """Pulley whose hub-load magnitude is the headline output: ``drive.headline_pulley``,
+        else the first idler, else the first pulley that is not the crankshaft."""
+        if self.drive.headline_pulley is not None:
+            return self.drive.headline_pulley
+        idlers = [p.name for p in self.pulleys if p.role == "idler"]
+        driven = [p.name for p in self.pulleys if p.role != "crankshaft"]
+        return (idlers or driven)[0]
+
+    def pulley(self, name: str) -> Pulley:
+        """The pulley called ``name`` (KeyError if there is none)."""
+        for p in self.pulleys:
+            if p.name == name:
+                return p
+        names = ", ".join(p.name for p in self.pulleys)
+        raise KeyError(f"no pulley {name!r} in {self.source}; pulleys: {names}")
+
+    def _role_index(self, role: str) -> int | None:
+        return next((j for j, p in enumerate(self.pulleys) if p.role == role), None)
+
+    @property
+    def crank_index(self) -> int:
+        """Index of the crankshaft pulley."""
+        return self._role_index("crankshaft")
+
+    @property
+    def tensioner_index(self) -> int | None:
+        """Index of the tensioner pulley, or None."""
+        return self._role_index("tensioner")
+
+    @property
+    def water_pump_index(self) -> int | None:
+        """Index of the water pump pulley, or None."""
+        return self._role_index("water_pump")
+
+    def to_toml(self) -> str:
+        """The layout as TOML text with every key explicit (defaults included, None omitted);
+        :func:`load_layout_text` reads it back to an equal Layout."""
+        tables = [("[drive]", self.drive), ("[belt]", self.belt), ("[contact]", self.contact)]
+        tables += [("[friction]", self.friction)] + [("[[pulleys]]", p) for p in self.pulleys]
+        if self.tensioner is not None:
+            tables.append(("[tensioner]", self.tensioner))
+        header = "# belt drive layout; format: docs/layout-format.md\n\n"
+        return header + "\n".join(_toml_table(name, table) for name, table in tables)
+
+    def write(self, path, overwrite: bool = False) -> Path:
+        """Write :meth:`to_toml` to ``path`` and return it as a Path. An existing file is
+        replaced only if ``overwrite``; otherwise FileExistsError names it."""
+        path = Path(path)
+        try:
+            with open(path, "w" if overwrite else "x", encoding="utf-8", newline="\n") as f:
+                f.write(self.to_toml())
+        except FileExistsError:
+            raise FileExistsError(
+                errno.EEXIST, "layout file exists; pass overwrite=True to replace it", str(path)
+            ) from None
+        return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Writing TOML
+# ---------------------------------------------------------------------------------------------
+
+_TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped."""
+    out = []
+    for ch in text:
+        if ch in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)  # int, or a finite float: repr is TOML and reads back exactly
+
+
+def _toml_table(header: str, table) -> str:
+    lines = [header]
+    for f in dataclasses.fields(table):
+        value = getattr(table, f.name)
+        if value is not None:
+            lines.append(f"{f.name} = {_toml_value(value)}")
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation
+# ---------------------------------------------------------------------------------------------
+
+
+class _Report:
+    """Collects problems as lines "{source}: {field}: ..."."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.problems: list[str] = []
+
+    def bad(self, path: str, value: Any, allowed: str) -> None:
+        """A value that is not allowed: "{source}: {path}: {value!r} {allowed}"."""
+        self.problems.append(f"{self.source}: {path}: {value!r} {allowed}")
+
+    def note(self, path: str, text: str) -> None:
+        """Any other problem at ``path`` (missing or unknown keys, ...)."""
+        self.problems.append(f"{self.source}: {path}: {text}")
+
+
+def _unknown(name: str, what: str, allowed) -> str:
+    """Message for an unknown key or table, suggesting the closest allowed name."""
+    allowed = list(allowed)
+    close = difflib.get_close_matches(name, allowed, n=1)
+    hint = f"did you mean {close[0]!r}? " if close else ""
+    return f"unknown {what}; {hint}allowed {what}s: {', '.join(allowed)}"
+
+
+def _check_table(report: _Report, path: str, table: Any, cls: type) -> dict[str, Any] | None:
+    """Check one table against its dataclass: unknown keys, missing required keys and every
+    value's rule. Returns the valid keys' values (None if ``table`` is not a table)."""
+    if not isinstance(table, dict):
+        report.bad(path, table, "must be a table")
+        return None
+    fields = _fields(cls)
+    valid = {}
+    for key, value in table.items():
+        if key not in fields:
+            report.note(f"{path}.{key}", _unknown(key, "key", fields))
+            continue
+        rule = fields[key].metadata["rule"]
+        allowed = rule.problem(value)
+        if allowed is None:
+            valid[key] = value
+        else:
+            report.bad(f"{path}.{key}", value, allowed)
+    for key, f in fields.items():
+        if f.default is MISSING and key not in table:
+            allowed = f.metadata["rule"].problem(None)  # the wrong-type message says what is allowed
+            report.note(f"{path}.{key}", f"missing; required, {allowed.removeprefix('must be ')}")
+    return valid
+
+
+def _effective(valid: dict[str, Any], table: Any, cls: type, key: str) -> Any:
+    """The value of ``key`` to use in checks across keys: the given value if it is valid, the
+    default if it is not given, None if it is given but invalid (already reported)."""
+    if isinstance(table, dict) and key in table:
+        return valid.get(key)
+    return _fields(cls)[key].default
+
+
+def _check_belt(report: _Report, belt: Any, valid: dict[str, Any]) -> None:
+    given = [k for k in BELT_LENGTH_KEYS if k in belt]
+    one_of = f"give exactly one of {', '.join(BELT_LENGTH_KEYS)}"
+    if not given:
+        report.note(f"belt.{BELT_LENGTH_KEYS[0]}", f"missing; {one_of}")
+    elif len(given) == 2:
+        first, second = BELT_LENGTH_KEYS
+        report.bad(f"belt.{second}", belt[second], f"conflicts with {first} = {belt[first]!r}; {one_of}")
+    offset = _effective(valid, belt, Belt, "cord_offset_m")
+    thickness = valid.get("thickness_m")
+    if offset is not None and thickness is not None and offset > thickness:
+        report.bad("belt.cord_offset_m", offset, f"must be <= thickness_m ({thickness!r})")
+
+
+def _check_friction(report: _Report, friction: Any, valid: dict[str, Any]) -> None:
+    peak = _effective(valid, friction, Friction, "slip_peak")
+    saturation = _effective(valid, friction, Friction, "slip_saturation")
+    if peak is not None and saturation is not None and saturation <= peak:
+        report.bad("friction.slip_saturation", saturation, f"must be > slip_peak ({peak!r})")
+
+
+def _check_pulley(report: _Report, path: str, pulley: dict[str, Any], valid: dict[str, Any]) -> None:
+    """Checks within one pulley that involve its role: inertia and the torque table."""
+    role = valid.get("role")
+    if role is not None and role != "crankshaft":
+        if "inertia_kgm2" not in pulley:
+            report.note(f"{path}.inertia_kgm2", f"missing; required for role {role!r}, a number > 0")
+        elif valid.get("inertia_kgm2") == 0.0:
+            report.bad(f"{path}.inertia_kgm2", pulley["inertia_kgm2"], f"must be > 0 for role {role!r}")
+    speed_key, torque_key = "torque_table_speed_rad_per_s", "torque_table_Nm"
+    given = [k for k in (speed_key, torque_key) if k in pulley]
+    if not given:
+        return
+    if role is not None and role not in TORQUE_TABLE_ROLES:
+        report.bad(
+            f"{path}.{given[0]}",
+            pulley[given[0]],
+            f"not allowed for role {role!r}; a torque table is only for roles "
+            + " or ".join(repr(r) for r in TORQUE_TABLE_ROLES),
+        )
+    elif len(given) == 1:
+        missing = torque_key if given[0] == speed_key else speed_key
+        report.note(f"{path}.{missing}", f"missing; give both {speed_key} and {torque_key}")
+    elif speed_key in valid and torque_key in valid and len(valid[speed_key]) != len(valid[torque_key]):
+        report.bad(
+            f"{path}.{torque_key}",
+            valid[torque_key],
+            f"must have as many entries as {speed_key} ({len(valid[speed_key])})",
+        )
+
+
+def _check_pulleys(report: _Report, pulleys: Any) -> list[dict[str, Any]] | None:
+    """Check the pulley tables one by one; returns each pulley's valid values (an empty dict
+    for a pulley that is not a table), or None if ``pulleys`` is not an array."""
+    if not isinstance(pulleys, list):
+        report.bad("pulleys", pulleys, "must be an array of tables, one [[pulleys]] per pulley")
+        return None
+    valids = []
+    for i, pulley in enumerate(pulleys):
+        path = f"pulleys[{i}]"
+        valid = _check_table(report, path, pulley, Pulley)
+        if valid is not None:
+            _check_pulley(report, path, pulley, valid)
+        valids.append(valid or {})
+    return valids
+
+
+def _check_names_and_roles(report: _Report, pulleys: list[dict[str, Any]], has_tensioner_table: bool):
+    """Pulley count, unique names, role counts, and [tensioner] iff a tensioner pulley."""
+    if len(pulleys) < 2:
+        report.note("pulleys", f"{len(pulleys)} pulley(s) given; at least 2 are required")
+    first_use: dict[str, int] = {}
+    for i, p in enumerate(pulleys):
+        name = p.get("name")
+        if name in first_use:
+            used = f"is already used by pulleys[{first_use[name]}]; names must be unique"
+            report.bad(f"pulleys[{i}].name", name, used)
+        elif name is not None:
+            first_use[name] = i
+    with_role = {role: [i for i, p in enumerate(pulleys) if p.get("role") == role] for role in ROLE_COUNTS}
+    for role, required in ROLE_COUNTS.items():
+        indices = with_role[role]
+        count = "exactly one pulley must" if required else "at most one pulley may"
+        rule = f"{count} have role {role!r}"
+        if required and not indices:
+            report.note("pulleys", f"no pulley has role {role!r}; {rule}")
+        for i in indices[1:]:
+            report.bad(f"pulleys[{i}].role", role, f"repeats the role of pulleys[{indices[0]}]; {rule}")
+    if with_role["tensioner"] and not has_tensioner_table:
+        i = with_role["tensioner"][0]
+        report.note("tensioner", f"missing table; required because pulleys[{i}] has role 'tensioner'")
+    elif has_tensioner_table and not with_role["tensioner"]:
+        report.note("tensioner", "table given but no pulley has role 'tensioner'; remove it or add one")
+
+
+def _check_headline(report: _Report, drive: dict[str, Any], pulleys: list[dict[str, Any]]) -> None:
+    name = drive.get("headline_pulley")
+    names = [p["name"] for p in pulleys if "name" in p]
+    if name is not None and name not in names:
+        report.bad("drive.headline_pulley", name, f"must name a pulley: {', '.join(names)}")
+
+
+def _check_pivot(report: _Report, tensioner: dict[str, Any], pulleys: list[dict[str, Any]]) -> None:
+    """The tensioner arm has a length: the pivot is not the tensioner pulley's centre."""
+    pivot = tensioner.get("pivot_m")
+    centers = [(i, p.get("center_m")) for i, p in enumerate(pulleys) if p.get("role") == "tensioner"]
+    for i, center in centers:
+        if pivot is not None and center is not None and math.dist(pivot, center) == 0.0:
+            report.bad("tensioner.pivot_m", pivot, f"must differ from pulleys[{i}].center_m (arm length > 0)")
+
+
+def _check_overlap(report: _Report, pulleys: list[dict[str, Any]], thickness: float | None) -> None:
+    """No two pulleys overlap: centre distance > r_a + r_b + belt thickness."""
+    if thickness is None:
+        return
+    placed = [(i, p) for i, p in enumerate(pulleys) if "center_m" in p and "radius_m" in p]
+    for a, (i, p) in enumerate(placed):
+        for j, q in placed[a + 1:]:
+            distance = math.dist(p["center_m"], q["center_m"])
+            minimum = p["radius_m"] + q["radius_m"] + thickness
+            if distance <= minimum:
+                report.bad(
+                    f"pulleys[{j}].center_m",
+                    q["center_m"],
+                    f"overlaps pulleys[{i}]: {q.get('name', '?')!r} and {p.get('name', '?')!r} are "
+                    f"{distance:.6g} m apart; the centre distance must be > {minimum:.6g} m "
+                    f"(radii {q['radius_m']!r} + {p['radius_m']!r} + belt thickness {thickness!r})",
+                )
+
+
+def validate(data: dict, source: str) -> list[str]:
+    """All problems of the parsed layout ``data`` (the dict tomllib returns), each one line
+    "{source}: {field}: ...". An empty list means a Layout can be built from ``data``.
+
+    Checks every rule of docs/layout-format.md except whether the belt can wrap the pulleys,
+    which needs the geometry (see :func:`load_layout_text`)."""
+    report = _Report(source)
+    for name in data:
+        if name not in TABLES:
+            report.note(name, _unknown(name, "table", TABLES))
+    for name in REQUIRED_TABLES:
+        if name not in data:
+            report.note(name, "missing table; required")
+    valid: dict[str, dict[str, Any]] = {}
+    for name, cls in TABLES.items():
+        if name in data and name != "pulleys":
+            valid[name] = _check_table(report, name, data[name], cls) or {}
+    if isinstance(data.get("belt"), dict):
+        _check_belt(report, data["belt"], valid["belt"])
+    if isinstance(data.get("friction"), dict):
+        _check_friction(report, data["friction"], valid["friction"])
+    pulleys = _check_pulleys(report, data["pulleys"]) if "pulleys" in data else None
+    if pulleys is None:
+        pulleys = []  # already reported; skip the checks across pulleys
+    else:
+        _check_names_and_roles(report, pulleys, "tensioner" in data)
+    _check_headline(report, valid.get("drive", {}), pulleys)
+    _check_pivot(report, valid.get("tensioner", {}), pulleys)
+    _check_overlap(report, pulleys, valid.get("belt", {}).get("thickness_m"))
+    return report.problems
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------
+
+
+class LayoutError(ValueError):
+    """An unreadable or invalid layout. ``problems`` lists every problem found, each a line
+    starting with ``source``, the file (or "<string>") the layout came from."""
+
+    def __init__(self, source: str, problems: list[str]):
+        self.source = source
+        self.problems = list(problems)
+        n = len(self.problems)
+        header = f"invalid layout {source}: {n} problem{'' if n == 1 else 's'}"
+        super().__init__("\n".join([header, *self.problems]))
+
+
+def _build(cls: type, table: dict[str, Any]):
+    """The dataclass ``cls`` from a validated table."""
+    fields = _fields(cls)
+    return cls(**{key: fields[key].metadata["rule"].convert(value) for key, value in table.items()})
+
+
+def load_layout_text(text: str, source: str = "<string>") -> Layout:
+    """Parse, validate and build a layout from TOML ``text``; ``source`` names it in problems.
+
+    Raises LayoutError with every problem: TOML syntax, the rules of :func:`validate`, and
+    (once the data is valid) whether the belt can wrap the pulleys in the given order."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise LayoutError(source, [f"{source}: invalid TOML: {err}"]) from None
+    problems = validate(data, source)
+    if problems:
+        raise LayoutError(source, problems)
+    layout = Layout(
+        drive=_build(Drive, data.get("drive", {})),
+        belt=_build(Belt, data["belt"]),
+        contact=_build(Contact, data["contact"]),
+        friction=_build(Friction, data["friction"]),
+        pulleys=tuple(_build(Pulley, p) for p in data["pulleys"]),
+        tensioner=_build(Tensioner, data["tensioner"]) if "tensioner" in data else None,
+        source=source,
+    )
+    try:
+        from .model.geometry import wrap_problems
+    except ImportError as err:  # geometry not written yet: skip only that check
+        if err.name not in (f"{__package__}.model", f"{__package__}.model.geometry"):
+            raise
+    else:
+        problems = wrap_problems(layout)
+        if problems:
+            raise LayoutError(source, problems)
+    return layout
+
+
+def load_layout(path=None) -> Layout:
+    """Read the layout file at ``path`` (str or Path); None reads the built-in default,
+    ``belt_fmu/layouts/default.toml``. Raises LayoutError if the file is missing, unreadable
+    or invalid."""
+    if path is None:
+        resource = importlib.resources.files(__package__) / "layouts" / DEFAULT_LAYOUT
+        source = str(resource)
+    else:
+        resource = Path(path)
+        source = str(path)
+    try:
+        text = resource.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise LayoutError(source, [f"{source}: no such layout file"]) from None
+    except OSError as err:
+        raise LayoutError(source, [f"{source}: cannot read layout file: {err.strerror}"]) from None
+    except UnicodeDecodeError as err:
+        raise LayoutError(source, [f"{source}: not UTF-8 text: {err}"]) from None
+    return load_layout_text(text, source)

@@ -1,0 +1,270 @@
+"""Time integration of the belt drive: one compiled kernel, ``advance``.
+
+Scheme: symplectic (semi-implicit) Euler, the explicit scheme of choice for discretized
+rods (PyElastica uses its relatives): velocities first from the forces at the current
+positions, positions from the new velocities. Its stable step is set by the stiffest
+elastic mode (the belt's axial mode between two nodes), see
+:func:`belt_fmu.model.system.stable_time_step`.
+
+Friction is the exception. A regularized friction law is a very stiff damper near zero
+slip (a tanh law with a 1 cm/s threshold on a node pressed with 100 N is 5e4 N s/m, which
+would need a step of ~1e-8 s explicitly), and explicit Coulomb friction chatters. So each
+contact's friction is integrated *implicitly*: after the explicit forces, the contact's
+slip ``s*`` without friction is known, and the end-of-step slip solves
+
+    m_eff (s - s*) = dt F(s),      1 / m_eff = 1 / m + r^2 / I
+
+(:func:`belt_fmu.model.friction.implicit_friction`), ``m_eff`` being the node mass in series
+with the pulley's inertia at the contact radius ``r``. The impulse ``dt F`` is applied to
+the node and, with opposite sign, to the pulley at once, so the next contact of the same
+pulley sees its updated speed (a Gauss-Seidel sweep); momentum exchanged between belt and
+pulley balances exactly. The crankshaft's speed is an input (``1/I = 0``).
+
+The tensioner arm's Coulomb friction is treated linearly implicitly, the same idea for
+one degree of freedom.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .belt import closed_belt_forces
+from .contact import normal_force
+from .friction import implicit_friction
+
+OK = 0
+NOT_FINITE = 1
+OVERSTRETCHED = 2
+#: element strain beyond which the run is declared diverged (a real belt breaks far earlier)
+STRAIN_LIMIT = 0.25
+
+
+class StateViews(NamedTuple):
+    """Named views into the flat state vector (see :mod:`belt_fmu.model.state`)."""
+
+    q: np.ndarray
+    u: np.ndarray
+    theta: np.ndarray
+    omega: np.ndarray
+    arm: np.ndarray
+    bristle: np.ndarray
+
+
+@njit(cache=True)
+def table_torque(table, start, stop, speed):
+    """Linear interpolation of a load-torque table [N m] at ``speed`` >= 0, held at the ends."""
+    if stop <= start:
+        return 0.0
+    if speed <= table[start, 0]:
+        return table[start, 1]
+    for k in range(start + 1, stop):
+        if speed <= table[k, 0]:
+            x0, t0 = table[k - 1, 0], table[k - 1, 1]
+            x1, t1 = table[k, 0], table[k, 1]
+            return t0 + (t1 - t0) * (speed - x0) / (x1 - x0)
+    return table[stop - 1, 1]
+
+
+@njit(cache=True)
+def pulley_load_torque(drive, pulley, index, omega, water_pump_torque, table):
+    """External torque on a pulley [N m, CCW]: bearing loss, water-pump input, load table.
+
+    Load torques are given positive against the pulley's running direction ``sense``.
+    """
+    torque = -pulley.bearing_damping * omega
+    if index == drive.water_pump:
+        torque -= pulley.sense * water_pump_torque
+    if pulley.table_stop > pulley.table_start:
+        running = pulley.sense * omega
+        # a load opposes motion; the smooth sign keeps the torque continuous at standstill
+        torque -= pulley.sense * table_torque(table, pulley.table_start, pulley.table_stop,
+                                              abs(running)) * np.tanh(running / 0.1)
+    return torque
+
+
+@njit(cache=True)
+def update_pulley_centers(drive, pulleys, arm, centers, center_velocity):
+    """Pulley centres; the tensioner pulley rides on the arm at polar angle ``arm[0]``."""
+    for j in range(pulleys.shape[0]):
+        centers[j, 0] = pulleys[j].x
+        centers[j, 1] = pulleys[j].y
+        center_velocity[j, 0] = 0.0
+        center_velocity[j, 1] = 0.0
+    t = drive.tensioner
+    if t >= 0:
+        c = np.cos(arm[0])
+        s = np.sin(arm[0])
+        centers[t, 0] = drive.pivot_x + drive.arm_length * c
+        centers[t, 1] = drive.pivot_y + drive.arm_length * s
+        center_velocity[t, 0] = -drive.arm_length * s * arm[1]
+        center_velocity[t, 1] = drive.arm_length * c * arm[1]
+
+
+@njit(cache=True)
+def arm_torque(drive, psi, psi_rate, hub_x, hub_y):
+    """Torque on the tensioner arm [N m, CCW], Coulomb friction excluded (seed 000 4.3).
+
+    Belt load (hub force moment about the pivot, eq. 12.23), spring (preload at the
+    installed angle plus rate times deflection), viscous damper, end stops.
+    """
+    rx = drive.arm_length * np.cos(psi)
+    ry = drive.arm_length * np.sin(psi)
+    torque = rx * hub_y - ry * hub_x
+    torque += drive.spring_sense * drive.spring_preload - drive.spring_rate * (psi - drive.arm_installed)
+    torque -= drive.arm_damping * psi_rate
+    if psi > drive.stop_max:
+        torque -= drive.stop_stiffness * (psi - drive.stop_max) + drive.stop_damping * psi_rate
+    elif psi < drive.stop_min:
+        torque -= drive.stop_stiffness * (psi - drive.stop_min) + drive.stop_damping * psi_rate
+    return torque
+
+
+@njit(cache=True)
+def arm_friction(drive, psi_rate):
+    """Regularized asymmetric Coulomb torque on the arm and its slope -dT/d(rate)."""
+    away = psi_rate * drive.spring_sense < 0.0
+    level = drive.arm_friction_away if away else drive.arm_friction_toward
+    w = drive.arm_friction_velocity
+    th = np.tanh(psi_rate / w)
+    return -level * th, level * (1.0 - th * th) / w
+
+
+@njit(cache=True)
+def _contact_frame(q, i, centers, j):
+    rx = q[i, 0] - centers[j, 0]
+    ry = q[i, 1] - centers[j, 1]
+    dist = np.sqrt(rx * rx + ry * ry)
+    return rx / dist, ry / dist, dist
+
+
+@njit(cache=True)
+def step(s, a, dt, crank_omega, water_pump_torque):
+    """One time step of length ``dt`` [s]; ``crank_omega`` [rad/s] is CCW (global)."""
+    drive = a.drive[0]
+    pulleys = a.pulleys
+    n = s.q.shape[0]
+    n_pulleys = pulleys.shape[0]
+    m = drive.node_mass
+    update_pulley_centers(drive, pulleys, s.arm, a.centers, a.center_velocity)
+    s.omega[drive.crank] = crank_omega
+
+    closed_belt_forces(s.q, s.u, drive.rest_length, drive.axial_stiffness, drive.axial_damping,
+                       drive.bending_stiffness, drive.bending_damping, a.node_force, a.axial_force)
+
+    # Normal contact, explicit; friction linearized at the current slip (stored for the solve).
+    a.hub_force[:, :] = 0.0
+    a.belt_torque[:] = 0.0
+    base = a.normal_force
+    for j in range(n_pulleys):
+        rho = pulleys[j].radius
+        cx = a.centers[j, 0]
+        cy = a.centers[j, 1]
+        for i in range(n):
+            rx = s.q[i, 0] - cx
+            ry = s.q[i, 1] - cy
+            if rx * rx + ry * ry >= rho * rho:
+                base[i, j] = 0.0
+                s.bristle[i, j] = 0.0
+                a.slip[i, j] = 0.0
+                continue
+            nx, ny, dist = _contact_frame(s.q, i, a.centers, j)
+            rvx = s.u[i, 0] - a.center_velocity[j, 0]
+            rvy = s.u[i, 1] - a.center_velocity[j, 1]
+            force = normal_force(rho - dist, -(rvx * nx + rvy * ny), drive.contact_c1, drive.contact_c2,
+                                 drive.contact_damping)
+            base[i, j] = force
+            a.node_force[i, 0] += force * nx
+            a.node_force[i, 1] += force * ny
+            a.hub_force[j, 0] -= force * nx
+            a.hub_force[j, 1] -= force * ny
+            if force == 0.0:
+                s.bristle[i, j] = 0.0
+
+    # Explicit velocity predictor of nodes and free pulleys.
+    for i in range(n):
+        s.u[i, 0] += dt * a.node_force[i, 0] / m
+        s.u[i, 1] += dt * a.node_force[i, 1] / m
+        s.u[i, 2] += dt * a.node_force[i, 2] / drive.node_inertia
+    for j in range(n_pulleys):
+        if j != drive.crank:
+            s.omega[j] += dt * pulley_load_torque(drive, pulleys[j], j, s.omega[j], water_pump_torque,
+                                                  a.table) / pulleys[j].inertia
+
+    # Implicit friction, contact by contact, each impulse shared with the pulley (docstring).
+    for j in range(n_pulleys):
+        mu = pulleys[j].mu
+        inv_inertia = 0.0 if j == drive.crank else 1.0 / pulleys[j].inertia
+        torque = 0.0
+        for i in range(n):
+            if base[i, j] <= 0.0:
+                a.friction_force[i, j] = 0.0
+                continue
+            nx, ny, r = _contact_frame(s.q, i, a.centers, j)
+            tx = -ny
+            ty = nx
+            vt = s.u[i, 0] * tx + s.u[i, 1] * ty
+            free_slip = vt - (a.center_velocity[j, 0] * tx + a.center_velocity[j, 1] * ty) - s.omega[j] * r
+            mass = 1.0 / (1.0 / m + r * r * inv_inertia)
+            f, a.slip[i, j], s.bristle[i, j] = implicit_friction(drive, mu, base[i, j], free_slip, vt,
+                                                                 s.bristle[i, j], mass, dt, a.slip[i, j])
+            a.friction_force[i, j] = f
+            s.u[i, 0] += dt * f * tx / m
+            s.u[i, 1] += dt * f * ty / m
+            s.omega[j] -= dt * r * f * inv_inertia
+            a.hub_force[j, 0] -= f * tx
+            a.hub_force[j, 1] -= f * ty
+            torque -= r * f
+        a.belt_torque[j] = torque
+
+    # Tensioner arm: the belt pushes through the tensioner pulley's hub.
+    t = drive.tensioner
+    if t >= 0:
+        psi = s.arm[0]
+        rate = s.arm[1]
+        torque = arm_torque(drive, psi, rate, a.hub_force[t, 0], a.hub_force[t, 1])
+        f0, c = arm_friction(drive, rate)
+        s.arm[1] = (drive.arm_inertia * rate + dt * (torque + f0 + c * rate)) / (drive.arm_inertia + dt * c)
+        s.arm[0] = psi + dt * s.arm[1]
+
+    for i in range(n):
+        s.q[i, 0] += dt * s.u[i, 0]
+        s.q[i, 1] += dt * s.u[i, 1]
+        s.q[i, 2] += dt * s.u[i, 2]
+    for j in range(n_pulleys):
+        s.theta[j] += dt * s.omega[j]
+
+
+@njit(cache=True)
+def health(s, a):
+    """OK, NOT_FINITE or OVERSTRETCHED for the current state."""
+    limit = a.drive[0].axial_stiffness * STRAIN_LIMIT
+    for i in range(s.q.shape[0]):
+        if not (np.isfinite(s.q[i, 0]) and np.isfinite(s.q[i, 1]) and np.isfinite(s.u[i, 0])
+                and np.isfinite(s.u[i, 1])):
+            return NOT_FINITE
+        if abs(a.axial_force[i]) > limit:
+            return OVERSTRETCHED
+    for j in range(s.omega.shape[0]):
+        if not np.isfinite(s.omega[j]):
+            return NOT_FINITE
+    if not (np.isfinite(s.arm[0]) and np.isfinite(s.arm[1])):
+        return NOT_FINITE
+    return OK
+
+
+@njit(cache=True)
+def advance(s, a, n_steps, dt, crank_omega, water_pump_torque):
+    """Take ``n_steps`` steps of ``dt`` with constant inputs.
+
+    Returns (status, steps taken): the run stops at the first check that finds a
+    non-finite value or an overstretched element (checked every 64 steps and at the end).
+    """
+    for k in range(n_steps):
+        step(s, a, dt, crank_omega, water_pump_torque)
+        if (k & 63) == 63 or k == n_steps - 1:
+            status = health(s, a)
+            if status != OK:
+                return status, k + 1
+    return OK, n_steps

@@ -1,0 +1,159 @@
+"""Preallocated model arrays shared by the compiled kernels.
+
+The whole dynamic state lives in ONE flat float64 vector ``y`` (so saving and restoring it,
+e.g. as FMU state, is a copy); :class:`StateLayout` gives named views into it:
+
+==========  ============  =====================================================
+view        shape         meaning
+==========  ============  =====================================================
+q           (n, 3)        belt node x [m], y [m], phi [rad] (cord line, CCW)
+u           (n, 3)        their time derivatives [m/s, m/s, rad/s]
+theta       (p,)          pulley rotation angles [rad], CCW
+omega       (p,)          pulley angular velocities [rad/s], CCW
+arm         (2,)          tensioner arm angle psi [rad] (polar angle of the pulley
+                          centre about the pivot, CCW) and its rate [rad/s]
+bristle     (n, p)        friction state per belt node and pulley: bristle
+                          deflection [m] (bristle law); zero out of contact
+==========  ============  =====================================================
+
+Parameters are numpy records (``DRIVE`` scalar fields, ``PULLEY`` one row per pulley) so
+that kernels read ``drive.axial_stiffness`` rather than ``params[7]``.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+FRICTION_LAWS = ("creep_polynomial", "tanh", "bristle")
+LAW_CREEP_POLYNOMIAL, LAW_TANH, LAW_BRISTLE = range(3)
+
+#: Scalar parameters of the whole drive, per belt node where it says "node".
+DRIVE = np.dtype(
+    [
+        ("n_nodes", "i8"),
+        ("n_pulleys", "i8"),
+        ("rest_length", "f8"),  # unstretched element length l0 [m]
+        ("node_mass", "f8"),  # m' l0 [kg]
+        ("node_inertia", "f8"),  # m' l0 (l0^2 + h^2) / 12 [kg m^2]
+        ("axial_stiffness", "f8"),  # EA [N]
+        ("axial_damping", "f8"),  # [N s]
+        ("bending_stiffness", "f8"),  # EI [N m^2]
+        ("bending_damping", "f8"),  # [N m^2 s]
+        ("contact_c1", "f8"),  # node contact stiffness, quadratic [N/m^2]
+        ("contact_c2", "f8"),  # node contact stiffness, linear [N/m]
+        ("contact_damping", "f8"),  # node contact damping [N s/m]
+        ("friction_law", "i8"),
+        ("slip_peak", "f8"),
+        ("slip_saturation", "f8"),
+        ("saturation_ratio", "f8"),
+        ("reference_speed", "f8"),  # [m/s]
+        ("velocity_threshold", "f8"),  # [m/s]
+        ("bristle_stiffness", "f8"),  # node [N/m]
+        ("bristle_damping", "f8"),  # node [N s/m]
+        ("crank", "i8"),  # index of the crankshaft pulley
+        ("water_pump", "i8"),  # index of the water pump pulley or -1
+        ("crank_sense", "f8"),  # +1 crank turns CCW, -1 CW
+        ("tensioner", "i8"),  # index of the tensioner pulley or -1
+        ("pivot_x", "f8"),
+        ("pivot_y", "f8"),
+        ("arm_length", "f8"),  # [m]
+        ("arm_inertia", "f8"),  # [kg m^2]
+        ("arm_installed", "f8"),  # installed arm angle [rad]
+        ("spring_sense", "f8"),  # +1 if the spring turns the arm CCW (into the belt)
+        ("spring_rate", "f8"),  # [N m/rad]
+        ("spring_preload", "f8"),  # spring torque at the installed angle [N m]
+        ("arm_damping", "f8"),  # [N m s/rad]
+        ("arm_friction_away", "f8"),  # Coulomb torque, arm moving away from the belt [N m]
+        ("arm_friction_toward", "f8"),  # ... moving toward the belt [N m]
+        ("arm_friction_velocity", "f8"),  # [rad/s]
+        ("stop_min", "f8"),  # absolute arm angle limits [rad]
+        ("stop_max", "f8"),
+        ("stop_stiffness", "f8"),
+        ("stop_damping", "f8"),
+    ]
+)
+
+#: One row per pulley, in belt travel order.
+PULLEY = np.dtype(
+    [
+        ("x", "f8"),  # centre [m] (tensioner: installed centre)
+        ("y", "f8"),
+        ("radius", "f8"),  # cord-line radius rho [m]
+        ("sense", "f8"),  # +1 turns CCW in normal running, -1 CW
+        ("inertia", "f8"),  # [kg m^2]
+        ("bearing_damping", "f8"),  # [N m s/rad]
+        ("mu", "f8"),  # effective friction coefficient of this contact
+        ("table_start", "i8"),  # load-torque table rows [start, stop) in ModelArrays.table
+        ("table_stop", "i8"),
+    ]
+)
+
+
+class ModelArrays(NamedTuple):
+    """Everything the integrator kernel reads (parameters) or writes (diagnostics)."""
+
+    drive: np.ndarray  # (1,) DRIVE record
+    pulleys: np.ndarray  # (p,) PULLEY records
+    table: np.ndarray  # (k, 2) accessory load tables: speed [rad/s], torque [N m]
+    # diagnostics of the last step, overwritten every step:
+    node_force: np.ndarray  # (n, 3) force/moment on each node, friction excluded
+    axial_force: np.ndarray  # (n,) axial force of element i (node i -> i+1) [N]
+    normal_force: np.ndarray  # (n, p) contact normal force [N]
+    friction_force: np.ndarray  # (n, p) friction force on the node along the CCW tangent [N]
+    slip: np.ndarray  # (n, p) slip velocity of each contact, node minus pulley [m/s]
+    hub_force: np.ndarray  # (p, 2) force of the belt on each pulley [N]
+    belt_torque: np.ndarray  # (p,) torque of the belt on each pulley, CCW [N m]
+    centers: np.ndarray  # (p, 2) current pulley centres [m]
+    center_velocity: np.ndarray  # (p, 2) [m/s]
+
+
+class StateLayout:
+    """Offsets of the named parts of the flat state vector of a drive."""
+
+    def __init__(self, n_nodes: int, n_pulleys: int):
+        self.n_nodes = n_nodes
+        self.n_pulleys = n_pulleys
+        sizes = [("q", 3 * n_nodes), ("u", 3 * n_nodes), ("theta", n_pulleys), ("omega", n_pulleys),
+                 ("arm", 2), ("bristle", n_nodes * n_pulleys)]
+        self.slices = {}
+        start = 0
+        for name, size in sizes:
+            self.slices[name] = slice(start, start + size)
+            start += size
+        self.size = start
+
+    def new(self) -> np.ndarray:
+        return np.zeros(self.size)
+
+    def views(self, y: np.ndarray) -> dict:
+        """Named, writable views of ``y``."""
+        n, p = self.n_nodes, self.n_pulleys
+        s = self.slices
+        return {
+            "q": y[s["q"]].reshape(n, 3),
+            "u": y[s["u"]].reshape(n, 3),
+            "theta": y[s["theta"]],
+            "omega": y[s["omega"]],
+            "arm": y[s["arm"]],
+            "bristle": y[s["bristle"]].reshape(n, p),
+        }
+
+
+def allocate_arrays(drive: np.ndarray, pulleys: np.ndarray, table: np.ndarray) -> ModelArrays:
+    n = int(drive[0]["n_nodes"])
+    p = len(pulleys)
+    return ModelArrays(
+        drive=drive,
+        pulleys=pulleys,
+        table=table,
+        node_force=np.zeros((n, 3)),
+        axial_force=np.zeros(n),
+        normal_force=np.zeros((n, p)),
+        friction_force=np.zeros((n, p)),
+        slip=np.zeros((n, p)),
+        hub_force=np.zeros((p, 2)),
+        belt_torque=np.zeros(p),
+        centers=np.zeros((p, 2)),
+        center_velocity=np.zeros((p, 2)),
+    )

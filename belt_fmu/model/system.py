@@ -1,0 +1,367 @@
+"""``BeltDrive``: the belt-drive model object that owns state and parameters.
+
+It turns a :class:`~belt_fmu.layout.Layout` into the compiled kernels' arrays
+(:mod:`belt_fmu.model.state`), builds the initial state (:mod:`belt_fmu.model.initialization`),
+advances it (:mod:`belt_fmu.model.integrator`) and reports outputs
+(:mod:`belt_fmu.model.outputs`). The FMU slave and ``simulate`` are thin users of it.
+
+Typical use::
+
+    drive = BeltDrive(load_layout())
+    drive.reset(crank_speed=83.8)               # steady running state at 800 rpm
+    drive.advance(0.01, crank_speed=83.8, water_pump_torque=2.0)
+    drive.outputs()["bearing_force"]
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import initialization as init
+from .geometry import BeltPath, cord_radius, crank_sense, wrap_senses
+from .integrator import NOT_FINITE, OK, OVERSTRETCHED, StateViews, advance, table_torque
+from .outputs import output_specs, span_names, span_tensions
+from .state import DRIVE, FRICTION_LAWS, PULLEY, StateLayout, allocate_arrays
+
+#: fraction of the stability limit used as time step
+STEP_SAFETY = 0.8
+#: time [s] the reset lets the drive run at its initial inputs to settle (dynamic relaxation)
+SETTLE_TIME = 0.15
+
+
+class DivergenceError(RuntimeError):
+    """The integration produced non-finite values or tore the belt apart."""
+
+
+def stable_time_step(drive) -> float:
+    """Largest stable step [s] of the explicit part, times :data:`STEP_SAFETY`.
+
+    Symplectic Euler on an oscillator of frequency w is stable for ``w dt < 2``; with
+    stiffness-proportional damping of ratio z, for ``w dt < 2 (sqrt(1 + z^2) - z)``. The
+    fastest modes: neighbouring nodes moving against each other axially
+    (``w = 2 sqrt(EA / (l0 m))``) or in rotation (``2 sqrt(4 EI / (l0 J))``), a node on its
+    contact spring, and the bristle spring.
+    """
+    m = drive["node_mass"]
+    l0 = drive["rest_length"]
+    k_axial = drive["axial_stiffness"] / l0
+    w_axial = 2.0 * math.sqrt(k_axial / m)
+    z_axial = drive["axial_damping"] / l0 * w_axial / (2.0 * k_axial)
+    k_rot = 4.0 * drive["bending_stiffness"] / l0
+    w_rot = 2.0 * math.sqrt(k_rot / drive["node_inertia"])
+    z_rot = drive["bending_damping"] / l0 * 4.0 * w_rot / (2.0 * k_rot)
+    k_contact = drive["contact_c2"] + 2.0 * drive["contact_c1"] * 1e-3  # at 1 mm penetration
+    w_contact = math.sqrt(k_contact / m)
+    z_contact = drive["contact_damping"] / (2.0 * math.sqrt(k_contact * m))
+    limits = [
+        2.0 * (math.sqrt(1 + z * z) - z) / w
+        for w, z in ((w_axial, z_axial), (w_rot, z_rot), (w_contact, z_contact))
+    ]
+    if drive["bristle_stiffness"] > 0.0:
+        limits.append(2.0 / math.sqrt(drive["bristle_stiffness"] / m))
+    return STEP_SAFETY * min(limits)
+
+
+class BeltDrive:
+    """A belt drive built from a layout: reset it, advance it, read its outputs.
+
+    Inputs: ``crank_speed`` [rad/s] in the crank's running direction and
+    ``water_pump_torque`` [N m] opposing the water pump's rotation.
+    """
+
+    def __init__(self, layout):
+        self.layout = layout
+        self.pulley_names = [p.name for p in layout.pulleys]
+        belt = layout.belt
+        n = belt.n_elements
+        self.geometry = self._geometry(layout)
+        if belt.pretension_N is not None:
+            rest_length = init.solve_rest_length(self.geometry, belt.pretension_N)
+        else:
+            rest_length = belt.unstretched_length_m / n
+        self.rest_length = rest_length
+        self.drive = self._drive_record(layout, self.geometry, rest_length)
+        self.pulleys, table = self._pulley_records(layout, self.geometry)
+        self.arrays = allocate_arrays(self.drive, self.pulleys, table)
+        self.state_layout = StateLayout(n, len(layout.pulleys))
+        self.y = self.state_layout.new()
+        self.views = StateViews(**self.state_layout.views(self.y))
+        self.dt = stable_time_step(self.drive[0])
+        self.time = 0.0
+        self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
+        self._headline = self.pulley_names.index(layout.headline_pulley_name)
+        self._inputs = (0.0, 0.0)
+
+    # ------------------------------------------------------------------ construction
+    @staticmethod
+    def _geometry(layout) -> init.DriveGeometry:
+        p = len(layout.pulleys)
+        t = layout.tensioner_index
+        centers = np.array([pl.center_m for pl in layout.pulleys], dtype=float)
+        pivot = np.array(layout.tensioner.pivot_m, dtype=float) if t is not None else np.zeros(2)
+        arm = centers[t] - pivot if t is not None else np.array([1.0, 0.0])
+        return init.DriveGeometry(
+            centers=centers,
+            radii=np.array([cord_radius(layout, j) for j in range(p)]),
+            senses=wrap_senses(layout),
+            mu=np.array([_effective_mu(layout, pl) for pl in layout.pulleys]),
+            crank=layout.crank_index,
+            tensioner=-1 if t is None else t,
+            pivot=pivot,
+            arm_length=float(np.hypot(*arm)),
+            arm_installed=float(np.arctan2(arm[1], arm[0])),
+            n_elements=layout.belt.n_elements,
+            axial_stiffness=layout.belt.axial_stiffness_N,
+            mass_per_length=layout.belt.mass_per_length_kg_per_m,
+            contact_c1=layout.contact.stiffness_quadratic_N_per_m3,
+            contact_c2=layout.contact.stiffness_linear_N_per_m2,
+        )
+
+    @staticmethod
+    def _drive_record(layout, geom, l0) -> np.ndarray:
+        belt, contact, friction = layout.belt, layout.contact, layout.friction
+        d = np.zeros(1, DRIVE)
+        r = d[0]
+        r["n_nodes"] = belt.n_elements
+        r["n_pulleys"] = len(layout.pulleys)
+        r["rest_length"] = l0
+        r["node_mass"] = belt.mass_per_length_kg_per_m * l0
+        r["node_inertia"] = belt.mass_per_length_kg_per_m * l0 * (l0 ** 2 + belt.thickness_m ** 2) / 12.0
+        r["axial_stiffness"] = belt.axial_stiffness_N
+        r["axial_damping"] = belt.axial_damping_Ns
+        r["bending_stiffness"] = belt.bending_stiffness_Nm2
+        r["bending_damping"] = belt.bending_damping_Nm2s
+        r["contact_c1"] = contact.stiffness_quadratic_N_per_m3 * l0
+        r["contact_c2"] = contact.stiffness_linear_N_per_m2 * l0
+        r["contact_damping"] = contact.damping_Ns_per_m2 * l0
+        r["friction_law"] = FRICTION_LAWS.index(friction.law)
+        r["slip_peak"] = friction.slip_peak
+        r["slip_saturation"] = friction.slip_saturation
+        r["saturation_ratio"] = friction.saturation_ratio
+        r["reference_speed"] = friction.reference_speed_m_per_s
+        r["velocity_threshold"] = friction.velocity_threshold_m_per_s
+        if friction.law == "bristle":
+            k = friction.bristle_stiffness_N_per_m2 * l0
+            r["bristle_stiffness"] = k
+            # half-critical damping of a node on its bristle spring: no ringing in stick
+            r["bristle_damping"] = math.sqrt(k * r["node_mass"])
+        r["crank"] = layout.crank_index
+        r["water_pump"] = -1 if layout.water_pump_index is None else layout.water_pump_index
+        r["crank_sense"] = crank_sense(layout)
+        r["tensioner"] = geom.tensioner
+        r["stop_min"] = -np.inf
+        r["stop_max"] = np.inf
+        if geom.tensioner >= 0:
+            ten = layout.tensioner
+            r["pivot_x"], r["pivot_y"] = geom.pivot
+            r["arm_length"] = geom.arm_length
+            r["arm_inertia"] = ten.arm_inertia_kgm2
+            r["arm_installed"] = geom.arm_installed
+            moment = geom.hub_moment(geom.arm_installed, np.full(len(layout.pulleys), 1.0), 0.0)
+            r["spring_sense"] = -math.copysign(1.0, moment)
+            if ten.preload_Nm is not None:
+                r["spring_preload"] = ten.preload_Nm
+            else:  # seed 000 eqs. 12.23-12.24: balance the pretension at the installed angle
+                pre = np.full(len(layout.pulleys), belt.pretension_N)
+                r["spring_preload"] = abs(geom.hub_moment(geom.arm_installed, pre, 0.0))
+            r["spring_rate"] = ten.spring_rate_Nm_per_rad
+            r["arm_damping"] = ten.damping_Nms_per_rad
+            # "away from the belt" is against the spring
+            r["arm_friction_away"] = ten.friction_torque_Nm
+            r["arm_friction_toward"] = ten.friction_torque_return_Nm
+            r["arm_friction_velocity"] = ten.friction_velocity_threshold_rad_per_s
+            r["stop_min"] = geom.arm_installed + ten.stop_min_rad
+            r["stop_max"] = geom.arm_installed + ten.stop_max_rad
+            r["stop_stiffness"] = ten.stop_stiffness_Nm_per_rad
+            r["stop_damping"] = ten.stop_damping_Nms_per_rad
+        return d
+
+    @staticmethod
+    def _pulley_records(layout, geom):
+        p = len(layout.pulleys)
+        rec = np.zeros(p, PULLEY)
+        rows = []
+        for j, pl in enumerate(layout.pulleys):
+            rec[j]["x"], rec[j]["y"] = geom.centers[j]
+            rec[j]["radius"] = geom.radii[j]
+            rec[j]["sense"] = geom.senses[j]
+            rec[j]["inertia"] = pl.inertia_kgm2 if pl.role != "crankshaft" else 1.0
+            rec[j]["bearing_damping"] = pl.bearing_damping_Nms_per_rad
+            rec[j]["mu"] = geom.mu[j]
+            rec[j]["table_start"] = len(rows)
+            if pl.torque_table_speed_rad_per_s is not None:
+                rows += list(zip(pl.torque_table_speed_rad_per_s, pl.torque_table_Nm))
+            rec[j]["table_stop"] = len(rows)
+        table = np.array(rows, dtype=float).reshape(-1, 2) if rows else np.zeros((0, 2))
+        return rec, table
+
+    # ------------------------------------------------------------------ running
+    def load_torques(self, speeds: np.ndarray, water_pump_torque: float) -> np.ndarray:
+        """Steady load torque of every pulley at running speeds ``speeds`` [N m]."""
+        torques = np.zeros(len(speeds))
+        for j, rec in enumerate(self.pulleys):
+            if j == self.layout.crank_index:
+                continue
+            torques[j] = rec["bearing_damping"] * speeds[j]
+            if j == self.drive[0]["water_pump"]:
+                torques[j] += water_pump_torque
+            if rec["table_stop"] > rec["table_start"]:
+                torques[j] += table_torque(self.arrays.table, rec["table_start"], rec["table_stop"], abs(speeds[j]))
+        return torques
+
+    def reset(self, crank_speed: float = 0.0, water_pump_torque: float = 0.0, settle_time: float = SETTLE_TIME):
+        """Start at time 0 from the steady running state for these inputs.
+
+        The state is first built analytically (:mod:`belt_fmu.model.initialization`) and
+        then relaxed by running the model itself for ``settle_time`` [s] at these inputs, so
+        that the run starts from the model's own equilibrium without a start-up transient.
+        """
+        _check_inputs(crank_speed, water_pump_torque)
+        geom = self.geometry
+        d = self.drive[0]
+        ea = geom.axial_stiffness
+        crank = geom.crank
+        # belt speed from the crank, running speeds by radius ratio (eq. 12.20)
+        belt_speed = abs(crank_speed) * geom.radii[crank]
+        speeds = belt_speed / geom.radii
+        centrifugal = geom.mass_per_length * belt_speed ** 2
+        offsets = init.span_tension_offsets(BeltPath.from_circles(geom.centers, geom.radii, geom.senses),
+                                            crank, self.load_torques(speeds, water_pump_torque))
+        if geom.tensioner >= 0:
+            def spring_torque(psi):
+                return d["spring_sense"] * d["spring_preload"] - d["spring_rate"] * (psi - d["arm_installed"])
+
+            bounds = (d["stop_min"], d["stop_max"])
+            psi, span, march = init.solve_running_state(geom, self.rest_length, offsets, centrifugal,
+                                                        spring_torque, bounds)
+        else:
+            psi, span, march = init.solve_running_state(geom, self.rest_length, offsets, centrifugal)
+        self._place(psi, span, march, crank_speed)
+        self.time = 0.0
+        self._inputs = (crank_speed, water_pump_torque)
+        if settle_time > 0.0:
+            self.advance(settle_time, crank_speed, water_pump_torque)
+            self.time = 0.0
+
+    def _place(self, psi, span, march, crank_speed):
+        path, sampler, nodes, index = march
+        geom = self.geometry
+        s = self.views
+        ea = geom.axial_stiffness
+        self.y[:] = 0.0
+        tangent = sampler.tangent[index]
+        tension = sampler.tension[index]
+        s.q[:, 0:2] = nodes
+        s.q[:, 2] = np.unwrap(np.arctan2(tangent[:, 1], tangent[:, 0]))
+        crank = geom.crank
+        # mass flow: v / (1 + eps) is the same everywhere; the belt adheres at a wrap's entry
+        flux = abs(crank_speed) * path.radii[crank] / (1.0 + span[crank - 1] / ea)
+        speed = flux * (1.0 + tension / ea)
+        s.u[:, 0:2] = speed[:, None] * tangent
+        on = sampler.pulley[index]
+        wrapped = on >= 0
+        s.u[wrapped, 2] = geom.senses[on[wrapped]] * speed[wrapped] / path.radii[on[wrapped]]
+        for j in range(len(geom.radii)):
+            s.omega[j] = geom.senses[j] * flux * (1.0 + span[j - 1] / ea) / path.radii[j]
+        s.omega[crank] = self.drive[0]["crank_sense"] * crank_speed
+        s.arm[0] = psi
+
+    def advance(self, interval: float, crank_speed: float, water_pump_torque: float) -> None:
+        """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
+        _check_inputs(crank_speed, water_pump_torque)
+        if not (interval >= 0.0 and math.isfinite(interval)):
+            raise ValueError(f"interval must be a finite time >= 0 s, got {interval!r}")
+        if interval == 0.0:
+            return
+        n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
+        dt = interval / n_steps
+        omega = self.drive[0]["crank_sense"] * crank_speed
+        status, taken = advance(self.views, self.arrays, n_steps, dt, omega, water_pump_torque)
+        self._inputs = (crank_speed, water_pump_torque)
+        if status != OK:
+            when = self.time + taken * dt
+            what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
+                    f"{100 * 0.25:.0f} % (the belt would have broken)"}[status]
+            raise DivergenceError(f"integration diverged at t = {when:.6g} s: {what}; "
+                                  f"inputs crank_speed={crank_speed!r} rad/s, water_pump_torque="
+                                  f"{water_pump_torque!r} N.m, step {dt:.3g} s")
+        self.time += interval
+
+    # ------------------------------------------------------------------ outputs
+    def current_path(self) -> BeltPath:
+        """Nominal cord path for the current tensioner position."""
+        return BeltPath.from_circles(self.arrays.centers, self.geometry.radii, self.geometry.senses)
+
+    def span_tensions(self) -> np.ndarray:
+        return span_tensions(self.views.q, self.arrays.axial_force, self.current_path())
+
+    def outputs(self) -> dict:
+        """Current values of every output in :attr:`specs` (SI units)."""
+        s = self.views
+        a = self.arrays
+        d = self.drive[0]
+        geom = self.geometry
+        sense = geom.senses
+        speed = sense * s.omega
+        crank = geom.crank
+        out = {
+            "tensioner_angle": float(s.arm[0]) if geom.tensioner >= 0 else 0.0,
+            "tensioner_angle_rel": float(s.arm[0] - d["arm_installed"]) if geom.tensioner >= 0 else 0.0,
+            "bearing_force": float(np.hypot(*a.hub_force[self._headline])),
+            "crank_torque": float(-sense[crank] * a.belt_torque[crank]),
+            "belt_speed": self.belt_speed(),
+        }
+        ref = speed[crank] * geom.radii[crank]
+        for j, name in enumerate(self.pulley_names):
+            out[f"speed_{name}"] = float(speed[j])
+            out[f"slip_{name}"] = float(1.0 - speed[j] * geom.radii[j] / ref) if ref != 0.0 else 0.0
+            out[f"hub_force_x_{name}"] = float(a.hub_force[j, 0])
+            out[f"hub_force_y_{name}"] = float(a.hub_force[j, 1])
+            out[f"hub_force_{name}"] = float(np.hypot(*a.hub_force[j]))
+        for name, tension in zip(span_names(self.pulley_names), self.span_tensions()):
+            out[f"span_tension_{name}"] = float(tension)
+        return out
+
+    def belt_speed(self) -> float:
+        """Mean cord speed along the belt [m/s] (positive in the running direction)."""
+        q, u = self.views.q, self.views.u
+        chord = np.roll(q[:, :2], -1, axis=0) - q[:, :2]
+        chord /= np.hypot(chord[:, 0], chord[:, 1])[:, None]
+        return float(np.mean(np.sum(u[:, :2] * chord, axis=1)))
+
+    # ------------------------------------------------------------------ state
+    def get_state(self) -> np.ndarray:
+        """Everything needed to continue exactly: time, state vector and the diagnostics
+        of the last step (outputs are computed from them)."""
+        a = self.arrays
+        return np.concatenate([[self.time], self.y, a.axial_force, a.normal_force.ravel(),
+                               a.friction_force.ravel(), a.slip.ravel(), a.hub_force.ravel(), a.belt_torque,
+                               a.centers.ravel(), a.center_velocity.ravel()])
+
+    def set_state(self, saved: np.ndarray) -> None:
+        a = self.arrays
+        parts = [self.y, a.axial_force, a.normal_force, a.friction_force, a.slip, a.hub_force, a.belt_torque,
+                 a.centers, a.center_velocity]
+        expected = 1 + sum(p.size for p in parts)
+        saved = np.asarray(saved, dtype=float)
+        if saved.shape != (expected,):
+            raise ValueError(f"state vector has {saved.size} values, this drive needs {expected}")
+        self.time = float(saved[0])
+        k = 1
+        for part in parts:
+            part.reshape(-1)[:] = saved[k:k + part.size]
+            k += part.size
+
+
+def _effective_mu(layout, pulley) -> float:
+    """Friction coefficient of a contact: poly-V ribs wedge, mu / sin(phi/2) (seed 001)."""
+    if pulley.side == "ribbed":
+        return layout.friction.mu / math.sin(0.5 * layout.belt.groove_angle_rad)
+    return layout.friction.mu_back
+
+
+def _check_inputs(crank_speed, water_pump_torque) -> None:
+    for name, value in (("crank_speed", crank_speed), ("water_pump_torque", water_pump_torque)):
+        if not isinstance(value, (int, float, np.floating)) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
