@@ -100,7 +100,7 @@ def test_defaults_applied(layout_file):
     assert layout.drive.crank_rotation == "ccw"
     assert layout.drive.headline_pulley is None
     belt = layout.belt
-    assert (belt.axial_damping_Ns, belt.bending_damping_Nm2s) == (2.0, 1e-5)
+    assert (belt.axial_damping_Ns, belt.bending_damping_Nm2s) == (0.5, 1e-7)
     assert (belt.groove_angle_rad, belt.cord_offset_m) == (0.6981317, 1.0e-3)
     assert belt.unstretched_length_m is None
     assert (layout.contact.stiffness_quadratic_N_per_m3, layout.contact.damping_Ns_per_m2) == (0.0, 2.0e3)
