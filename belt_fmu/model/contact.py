@@ -21,3 +21,31 @@ def normal_force(penetration, penetration_rate, c1, c2, damping):
         return 0.0
     force = (c1 * penetration + c2) * penetration + damping * penetration_rate
     return force if force > 0.0 else 0.0
+
+
+@njit(cache=True)
+def build_candidates(q, centers, radii, margin, candidates, counts, pair_states):
+    """Neighbour lists: for each pulley j, the nodes within ``radii[j] + margin`` of its centre.
+
+    ``candidates`` (p, n) receives node indices, ``counts`` (p,) their number. Contact can
+    only begin for a listed node until some node has moved ``margin``, so the lists are
+    rebuilt well before that (a Verlet list, as in molecular dynamics). Every per-pair
+    array in ``pair_states`` (each (n, p)) is zeroed for the pairs not listed: a node that
+    left a pulley has no contact state.
+    """
+    n = q.shape[0]
+    p = centers.shape[0]
+    for j in range(p):
+        reach = radii[j] + margin
+        reach2 = reach * reach
+        count = 0
+        for i in range(n):
+            rx = q[i, 0] - centers[j, 0]
+            ry = q[i, 1] - centers[j, 1]
+            if rx * rx + ry * ry < reach2:
+                candidates[j, count] = i
+                count += 1
+            else:
+                for state in pair_states:
+                    state[i, j] = 0.0
+        counts[j] = count

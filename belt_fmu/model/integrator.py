@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from .belt import closed_belt_forces
-from .contact import normal_force
+from .contact import build_candidates, normal_force
 from .friction import implicit_friction
 
 OK = 0
@@ -132,16 +132,11 @@ def arm_friction(drive, psi_rate):
 
 
 @njit(cache=True)
-def _contact_frame(q, i, centers, j):
-    rx = q[i, 0] - centers[j, 0]
-    ry = q[i, 1] - centers[j, 1]
-    dist = np.sqrt(rx * rx + ry * ry)
-    return rx / dist, ry / dist, dist
-
-
-@njit(cache=True)
 def step(s, a, dt, crank_omega, water_pump_torque):
-    """One time step of length ``dt`` [s]; ``crank_omega`` [rad/s] is CCW (global)."""
+    """One time step of length ``dt`` [s]; ``crank_omega`` [rad/s] is CCW (global).
+
+    Requires valid neighbour lists (:func:`belt_fmu.model.contact.build_candidates`).
+    """
     drive = a.drive[0]
     pulleys = a.pulleys
     n = s.q.shape[0]
@@ -153,70 +148,79 @@ def step(s, a, dt, crank_omega, water_pump_torque):
     closed_belt_forces(s.q, s.u, drive.rest_length, drive.axial_stiffness, drive.axial_damping,
                        drive.bending_stiffness, drive.bending_damping, a.node_force, a.axial_force)
 
-    # Normal contact, explicit; friction linearized at the current slip (stored for the solve).
+    # Normal contact (explicit) of the listed nodes; the contacts found form this step's list.
     a.hub_force[:, :] = 0.0
     a.belt_torque[:] = 0.0
-    base = a.normal_force
+    n_contacts = 0
     for j in range(n_pulleys):
         rho = pulleys[j].radius
         cx = a.centers[j, 0]
         cy = a.centers[j, 1]
-        for i in range(n):
+        for k in range(a.candidate_count[j]):
+            i = a.candidates[j, k]
             rx = s.q[i, 0] - cx
             ry = s.q[i, 1] - cy
-            if rx * rx + ry * ry >= rho * rho:
-                base[i, j] = 0.0
+            dist2 = rx * rx + ry * ry
+            force = 0.0
+            if dist2 < rho * rho:
+                dist = np.sqrt(dist2)
+                nx = rx / dist
+                ny = ry / dist
+                rvx = s.u[i, 0] - a.center_velocity[j, 0]
+                rvy = s.u[i, 1] - a.center_velocity[j, 1]
+                force = normal_force(rho - dist, -(rvx * nx + rvy * ny), drive.contact_c1, drive.contact_c2,
+                                     drive.contact_damping)
+            a.normal_force[i, j] = force
+            if force == 0.0:
                 s.bristle[i, j] = 0.0
                 a.slip[i, j] = 0.0
+                a.friction_force[i, j] = 0.0
                 continue
-            nx, ny, dist = _contact_frame(s.q, i, a.centers, j)
-            rvx = s.u[i, 0] - a.center_velocity[j, 0]
-            rvy = s.u[i, 1] - a.center_velocity[j, 1]
-            force = normal_force(rho - dist, -(rvx * nx + rvy * ny), drive.contact_c1, drive.contact_c2,
-                                 drive.contact_damping)
-            base[i, j] = force
             a.node_force[i, 0] += force * nx
             a.node_force[i, 1] += force * ny
             a.hub_force[j, 0] -= force * nx
             a.hub_force[j, 1] -= force * ny
-            if force == 0.0:
-                s.bristle[i, j] = 0.0
+            a.contact_node[n_contacts] = i
+            a.contact_pulley[n_contacts] = j
+            a.contact_frame[n_contacts, 0] = nx
+            a.contact_frame[n_contacts, 1] = ny
+            a.contact_frame[n_contacts, 2] = dist
+            n_contacts += 1
+    a.contact_count[0] = n_contacts
 
     # Explicit velocity predictor of nodes and free pulleys.
+    inv_m = 1.0 / m
+    inv_j = 1.0 / drive.node_inertia
     for i in range(n):
-        s.u[i, 0] += dt * a.node_force[i, 0] / m
-        s.u[i, 1] += dt * a.node_force[i, 1] / m
-        s.u[i, 2] += dt * a.node_force[i, 2] / drive.node_inertia
+        s.u[i, 0] += dt * a.node_force[i, 0] * inv_m
+        s.u[i, 1] += dt * a.node_force[i, 1] * inv_m
+        s.u[i, 2] += dt * a.node_force[i, 2] * inv_j
     for j in range(n_pulleys):
         if j != drive.crank:
             s.omega[j] += dt * pulley_load_torque(drive, pulleys[j], j, s.omega[j], water_pump_torque,
                                                   a.table) / pulleys[j].inertia
 
     # Implicit friction, contact by contact, each impulse shared with the pulley (docstring).
-    for j in range(n_pulleys):
-        mu = pulleys[j].mu
+    for k in range(n_contacts):
+        i = a.contact_node[k]
+        j = a.contact_pulley[k]
+        tx = -a.contact_frame[k, 1]
+        ty = a.contact_frame[k, 0]
+        r = a.contact_frame[k, 2]
         inv_inertia = 0.0 if j == drive.crank else 1.0 / pulleys[j].inertia
-        torque = 0.0
-        for i in range(n):
-            if base[i, j] <= 0.0:
-                a.friction_force[i, j] = 0.0
-                continue
-            nx, ny, r = _contact_frame(s.q, i, a.centers, j)
-            tx = -ny
-            ty = nx
-            vt = s.u[i, 0] * tx + s.u[i, 1] * ty
-            free_slip = vt - (a.center_velocity[j, 0] * tx + a.center_velocity[j, 1] * ty) - s.omega[j] * r
-            mass = 1.0 / (1.0 / m + r * r * inv_inertia)
-            f, a.slip[i, j], s.bristle[i, j] = implicit_friction(drive, mu, base[i, j], free_slip, vt,
-                                                                 s.bristle[i, j], mass, dt, a.slip[i, j])
-            a.friction_force[i, j] = f
-            s.u[i, 0] += dt * f * tx / m
-            s.u[i, 1] += dt * f * ty / m
-            s.omega[j] -= dt * r * f * inv_inertia
-            a.hub_force[j, 0] -= f * tx
-            a.hub_force[j, 1] -= f * ty
-            torque -= r * f
-        a.belt_torque[j] = torque
+        vt = s.u[i, 0] * tx + s.u[i, 1] * ty
+        free_slip = vt - (a.center_velocity[j, 0] * tx + a.center_velocity[j, 1] * ty) - s.omega[j] * r
+        mass = 1.0 / (inv_m + r * r * inv_inertia)
+        f, a.slip[i, j], s.bristle[i, j] = implicit_friction(drive, pulleys[j].mu, a.normal_force[i, j],
+                                                             free_slip, vt, s.bristle[i, j], mass, dt,
+                                                             a.slip[i, j])
+        a.friction_force[i, j] = f
+        s.u[i, 0] += dt * f * tx * inv_m
+        s.u[i, 1] += dt * f * ty * inv_m
+        s.omega[j] -= dt * r * f * inv_inertia
+        a.hub_force[j, 0] -= f * tx
+        a.hub_force[j, 1] -= f * ty
+        a.belt_torque[j] -= r * f
 
     # Tensioner arm: the belt pushes through the tensioner pulley's hub.
     t = drive.tensioner
@@ -255,14 +259,49 @@ def health(s, a):
 
 
 @njit(cache=True)
+def neighbour_margin(drive, pulleys):
+    """Distance [m] beyond a cord circle within which nodes are listed as contact candidates."""
+    return 0.5 * drive.rest_length
+
+
+@njit(cache=True)
+def _refresh_candidates(s, a, margin):
+    update_pulley_centers(a.drive[0], a.pulleys, s.arm, a.centers, a.center_velocity)
+    radii = np.empty(a.pulleys.shape[0])
+    for j in range(radii.shape[0]):
+        radii[j] = a.pulleys[j].radius
+    build_candidates(s.q, a.centers, radii, margin,
+                     a.candidates, a.candidate_count, (a.normal_force, a.friction_force, a.slip, s.bristle))
+    # steps until a node moving at the fastest node speed (or the tensioner pulley at its
+    # speed) could have closed half the margin
+    vmax = 0.0
+    for i in range(s.u.shape[0]):
+        v = s.u[i, 0] * s.u[i, 0] + s.u[i, 1] * s.u[i, 1]
+        if v > vmax:
+            vmax = v
+    vmax = np.sqrt(vmax)
+    if a.drive[0].tensioner >= 0:
+        vmax += abs(s.arm[1]) * a.drive[0].arm_length
+    return vmax
+
+
+@njit(cache=True)
 def advance(s, a, n_steps, dt, crank_omega, water_pump_torque):
     """Take ``n_steps`` steps of ``dt`` with constant inputs.
 
     Returns (status, steps taken): the run stops at the first check that finds a
     non-finite value or an overstretched element (checked every 64 steps and at the end).
+    Neighbour lists are rebuilt whenever a node could have moved half their margin.
     """
+    margin = neighbour_margin(a.drive[0], a.pulleys)
+    until_rebuild = 0
     for k in range(n_steps):
+        if until_rebuild <= 0:
+            vmax = _refresh_candidates(s, a, margin)
+            # a node accelerating hard may outrun vmax: allow it to double
+            until_rebuild = max(1, min(1000, int(0.5 * margin / (2.0 * vmax * dt + 1e-300))))
         step(s, a, dt, crank_omega, water_pump_torque)
+        until_rebuild -= 1
         if (k & 63) == 63 or k == n_steps - 1:
             status = health(s, a)
             if status != OK:

@@ -102,6 +102,13 @@ class ModelArrays(NamedTuple):
     normal_force: np.ndarray  # (n, p) contact normal force [N]
     friction_force: np.ndarray  # (n, p) friction force on the node along the CCW tangent [N]
     slip: np.ndarray  # (n, p) slip velocity of each contact, node minus pulley [m/s]
+    # contacts: neighbour lists (rebuilt every few steps) and this step's contact list
+    candidates: np.ndarray  # (p, n) int: nodes near pulley j, first candidate_count[j] valid
+    candidate_count: np.ndarray  # (p,) int
+    contact_node: np.ndarray  # (n p,) int: node of contact k, k < contact_count[0]
+    contact_pulley: np.ndarray  # (n p,) int
+    contact_frame: np.ndarray  # (n p, 3): unit normal x, y (pulley centre to node), distance [m]
+    contact_count: np.ndarray  # (1,) int
     hub_force: np.ndarray  # (p, 2) force of the belt on each pulley [N]
     belt_torque: np.ndarray  # (p,) torque of the belt on each pulley, CCW [N m]
     centers: np.ndarray  # (p, 2) current pulley centres [m]
@@ -152,6 +159,12 @@ def allocate_arrays(drive: np.ndarray, pulleys: np.ndarray, table: np.ndarray) -
         normal_force=np.zeros((n, p)),
         friction_force=np.zeros((n, p)),
         slip=np.zeros((n, p)),
+        candidates=np.zeros((p, n), dtype=np.int64),
+        candidate_count=np.zeros(p, dtype=np.int64),
+        contact_node=np.zeros(n * p, dtype=np.int64),
+        contact_pulley=np.zeros(n * p, dtype=np.int64),
+        contact_frame=np.zeros((n * p, 3)),
+        contact_count=np.zeros(1, dtype=np.int64),
         hub_force=np.zeros((p, 2)),
         belt_torque=np.zeros(p),
         centers=np.zeros((p, 2)),

@@ -1,0 +1,130 @@
+"""Figures of a layout and of a results table (matplotlib, Agg backend, no display needed).
+
+The CLI imports this module only when a plot is asked for. Each function returns the figure;
+:func:`save_figure` writes it atomically.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
+import numpy as np  # noqa: E402
+
+from .model.geometry import BeltPath  # noqa: E402
+
+#: figure formats :func:`save_figure` writes, by file suffix
+FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
+
+_RIBBED = {"facecolor": "#c6dbef", "edgecolor": "#08519c", "linestyle": "-"}
+_BACK = {"facecolor": "#fdd0a2", "edgecolor": "#a63603", "linestyle": "--"}
+
+
+def save_figure(fig, path) -> Path:
+    """Write ``fig`` to ``path`` (format from its suffix, see :data:`FORMATS`) and close it.
+
+    The figure goes to a temporary file in the same directory first and is then renamed over
+    ``path``, so an interrupted write never leaves a truncated file.
+    """
+    path = Path(path)
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise ValueError(f"{path}: unsupported figure format; use one of {', '.join(FORMATS)}")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "xb") as f:
+            fig.savefig(f, format=fmt, dpi=120)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        plt.close(fig)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Layout
+# ---------------------------------------------------------------------------------------------
+
+
+def plot_layout(layout):
+    """The drive as drawn in its layout frame: pulleys (ribbed side solid blue, back side
+    dashed orange), the tensioner arm and pivot, and the belt's cord line with its travel
+    direction. Equal aspect, axes in m."""
+    from matplotlib.patches import Circle, Patch
+
+    path = BeltPath.from_layout(layout)
+    fig, ax = plt.subplots(figsize=(7.0, 7.0))
+    for j, pulley in enumerate(layout.pulleys):
+        style = _RIBBED if pulley.side == "ribbed" else _BACK
+        ax.add_patch(Circle(pulley.center_m, pulley.radius_m, linewidth=1.5, zorder=1, **style))
+        ax.plot(*pulley.center_m, "+", color="k", markersize=6, zorder=3)
+        ax.annotate(f"{pulley.name}\n({pulley.role})", pulley.center_m, xytext=(0, -14),
+                    textcoords="offset points", ha="center", va="top", fontsize=8, zorder=4)
+    if layout.tensioner is not None:
+        pivot = np.array(layout.tensioner.pivot_m)
+        centre = np.array(layout.pulleys[layout.tensioner_index].center_m)
+        ax.plot(*np.column_stack([pivot, centre]), "-", color="0.3", linewidth=4, solid_capstyle="round",
+                zorder=2, label="tensioner arm")
+        ax.plot(*pivot, "o", color="k", markersize=7, zorder=3, label="arm pivot")
+    cord = path.sample()
+    ax.plot(cord[:, 0], cord[:, 1], "-", color="k", linewidth=1.2, zorder=2, label="belt (cord line)")
+    if path.span_length[0] > 0.0:  # travel direction: arrow halfway along the first span
+        start, stop = path.departure_point(0), path.arrival_point(1 % path.n_pulleys)
+        mid = 0.5 * (start + stop)
+        ax.annotate("", mid + 0.05 * (stop - start), mid - 0.05 * (stop - start), zorder=4,
+                    arrowprops={"arrowstyle": "-|>", "color": "k", "linewidth": 1.2})
+    handles, _ = ax.get_legend_handles_labels()
+    handles += [Patch(label="ribbed side on pulley", linewidth=1.5, **_RIBBED),
+                Patch(label="back side on pulley", linewidth=1.5, **_BACK)]
+    ax.legend(handles=handles, loc="best", fontsize=8)
+    ax.set_aspect("equal")
+    ax.autoscale_view()
+    ax.margins(0.08)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("y [m]")
+    ax.set_title(f"{layout.drive.name}: belt length {path.length:.4f} m, crank {layout.drive.crank_rotation}")
+    ax.grid(True, linewidth=0.3)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------------
+
+
+def plot_results(results, layout):
+    """Four panels over time: tensioner arm angle from its installed position, hub-force
+    magnitude per pulley, span tensions, pulley speeds. ``results`` is a
+    :class:`~belt_fmu.simulate.Results` of a drive built from ``layout``."""
+    t = results["time"]
+    pulley_names = [p.name for p in layout.pulleys]
+    spans = list(zip(pulley_names, [*pulley_names[1:], pulley_names[0]]))
+    fig, axes = plt.subplots(4, 1, figsize=(9.0, 11.0), sharex=True)
+    ax = axes[0]
+    ax.plot(t, np.degrees(results["tensioner_angle_rel"]), color="k")
+    ax.set_ylabel("tensioner arm angle\nfrom installed [deg]")
+    if layout.tensioner is None:
+        ax.text(0.5, 0.5, "no tensioner", transform=ax.transAxes, ha="center", va="center")
+    panels = [
+        (axes[1], [(name, f"hub_force_{name}") for name in pulley_names], "hub force |F| [N]"),
+        (axes[2], [(f"{a} -> {b}", f"span_tension_{a}_{b}") for a, b in spans], "span tension [N]"),
+        (axes[3], [(name, f"speed_{name}") for name in pulley_names], "pulley speed [rad/s]"),
+    ]
+    for ax, lines, label in panels:
+        for name, column in lines:
+            ax.plot(t, results[column], label=name, linewidth=1.0)
+        ax.set_ylabel(label)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    for ax in axes:
+        ax.grid(True, linewidth=0.3)
+    axes[-1].set_xlabel("time [s]")
+    axes[0].set_title(layout.drive.name)
+    fig.tight_layout()
+    return fig
