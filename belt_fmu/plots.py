@@ -64,7 +64,8 @@ def plot_layout(layout):
         style = _RIBBED if pulley.side == "ribbed" else _BACK
         ax.add_patch(Circle(pulley.center_m, pulley.radius_m, linewidth=1.5, zorder=1, **style))
         ax.plot(*pulley.center_m, "+", color="k", markersize=6, zorder=3)
-        ax.annotate(f"{pulley.name}\n({pulley.role})", pulley.center_m, xytext=(0, -14),
+        label = pulley.name if pulley.role == pulley.name else f"{pulley.name}\n({pulley.role})"
+        ax.annotate(label, pulley.center_m, xytext=(0, -14),
                     textcoords="offset points", ha="center", va="top", fontsize=8, zorder=4)
     if layout.tensioner is not None:
         pivot = np.array(layout.tensioner.pivot_m)
@@ -78,7 +79,7 @@ def plot_layout(layout):
         start, stop = path.departure_point(0), path.arrival_point(1 % path.n_pulleys)
         mid = 0.5 * (start + stop)
         ax.annotate("", mid + 0.05 * (stop - start), mid - 0.05 * (stop - start), zorder=4,
-                    arrowprops={"arrowstyle": "-|>", "color": "k", "linewidth": 1.2})
+                    arrowprops={"arrowstyle": "-|>", "color": "k", "linewidth": 1.2, "mutation_scale": 20})
     handles, _ = ax.get_legend_handles_labels()
     handles += [Patch(label="ribbed side on pulley", linewidth=1.5, **_RIBBED),
                 Patch(label="back side on pulley", linewidth=1.5, **_BACK)]

@@ -75,14 +75,14 @@ def beam_element(xa, ya, pa, xb, yb, pb, vxa, vya, wa, vxb, vyb, wb,
 
 
 @njit(cache=True)
-def closed_belt_forces(q, u, rest_length, ea, ca, ei, cb, node_force, axial_force):
+def closed_belt_forces(q, u, rest_length, ea, ca, ei, cb, node_force, axial_force, direction, out):
     """Element loads of a closed belt loop: element i joins node i to node i+1 (mod n).
 
     ``q``, ``u``: (n, 3) node positions/angles and velocities. Overwrites ``node_force``
-    (n, 3) with the element loads and ``axial_force`` (n,) with each element's axial force.
+    (n, 3) with the element loads, ``axial_force`` (n,) with each element's axial force and
+    ``direction`` (n, 2) with its chord direction; ``out`` is a (6,) scratch array.
     """
     n = q.shape[0]
-    out = np.empty(6)
     node_force[:, :] = 0.0
     for i in range(n):
         j = i + 1 if i + 1 < n else 0
@@ -91,6 +91,11 @@ def closed_belt_forces(q, u, rest_length, ea, ca, ei, cb, node_force, axial_forc
             u[i, 0], u[i, 1], u[i, 2], u[j, 0], u[j, 1], u[j, 2],
             rest_length, ea, ca, ei, cb, out,
         )
+        dx = q[j, 0] - q[i, 0]
+        dy = q[j, 1] - q[i, 1]
+        length = np.sqrt(dx * dx + dy * dy)
+        direction[i, 0] = dx / length
+        direction[i, 1] = dy / length
         node_force[i, 0] += out[0]
         node_force[i, 1] += out[1]
         node_force[i, 2] += out[2]

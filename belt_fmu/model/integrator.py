@@ -132,6 +132,75 @@ def arm_friction(drive, psi_rate):
 
 
 @njit(cache=True)
+def implicit_axial_correction(s, a, dt):
+    """Make the belt's axial stiffness and damping implicit (backward Euler).
+
+    After the explicit predictor ``u*`` (which used the axial forces ``N^n`` of the step's
+    start), the axial force of element e is raised by ``dN_e = k dt w_e + c (w_e - w_e^n)``,
+    ``w_e`` its end-of-step stretching rate along its (frozen) chord direction ``e_e``,
+    ``k = EA/l0``, ``c = c_a/l0``. With ``m dv_i = dt (dN_i e_i - dN_{i-1} e_{i-1})`` this is
+    the symmetric cyclic tridiagonal system
+
+        (1 + 2 b) dN_e - b (e_e . e_{e+1}) dN_{e+1} - b (e_e . e_{e-1}) dN_{e-1} = alpha w*_e - c w^n_e
+
+    with ``alpha = k dt + c``, ``b = alpha dt / m``: strictly diagonally dominant, solved in
+    O(n) (Thomas algorithm with a Sherman-Morrison correction for the closed loop). The
+    step is then no longer limited by the axial wave speed (dt < l0 / sqrt(EA/m')).
+    """
+    drive = a.drive[0]
+    n = s.q.shape[0]
+    m = drive.node_mass
+    k = drive.axial_stiffness / drive.rest_length
+    c = drive.axial_damping / drive.rest_length
+    alpha = k * dt + c
+    beta = alpha * dt / m
+    diag = 1.0 + 2.0 * beta
+    e = a.element_direction
+    w = a.axial_work  # columns: 0 cos to next, 1 rhs, 2 c', 3 y, 4 z, 5 1/pivot
+    for i in range(n):
+        j = i + 1 if i + 1 < n else 0
+        w[i, 0] = e[i, 0] * e[j, 0] + e[i, 1] * e[j, 1]
+        rate_star = e[i, 0] * (s.u[j, 0] - s.u[i, 0]) + e[i, 1] * (s.u[j, 1] - s.u[i, 1])
+        # the start-of-step rate: remove the predictor's explicit increment
+        rate_start = rate_star - dt / m * (e[i, 0] * (a.node_force[j, 0] - a.node_force[i, 0])
+                                           + e[i, 1] * (a.node_force[j, 1] - a.node_force[i, 1]))
+        w[i, 1] = alpha * rate_star - c * rate_start
+    # A[e, e+1] = A[e+1, e] = -beta cos_e; corner A[0, n-1] = A[n-1, 0] = -beta cos_{n-1}
+    corner = -beta * w[n - 1, 0]
+    gamma = -diag
+    # Thomas forward sweep on T = A with b_0 -= gamma, b_{n-1} -= corner^2 / gamma, two right sides:
+    # y for the rhs, z for u = (gamma, 0, ..., 0, corner)
+    b0 = diag - gamma
+    w[0, 5] = 1.0 / b0
+    w[0, 2] = -beta * w[0, 0] * w[0, 5]
+    w[0, 3] = w[0, 1] * w[0, 5]
+    w[0, 4] = gamma * w[0, 5]
+    for i in range(1, n):
+        sub = -beta * w[i - 1, 0]
+        bi = diag if i < n - 1 else diag - corner * corner / gamma
+        pivot = bi - sub * w[i - 1, 2]
+        w[i, 5] = 1.0 / pivot
+        w[i, 2] = -beta * w[i, 0] * w[i, 5] if i < n - 1 else 0.0
+        zi = corner if i == n - 1 else 0.0
+        w[i, 3] = (w[i, 1] - sub * w[i - 1, 3]) * w[i, 5]
+        w[i, 4] = (zi - sub * w[i - 1, 4]) * w[i, 5]
+    for i in range(n - 2, -1, -1):
+        w[i, 3] -= w[i, 2] * w[i + 1, 3]
+        w[i, 4] -= w[i, 2] * w[i + 1, 4]
+    ratio = corner / gamma
+    factor = (w[0, 3] + ratio * w[n - 1, 3]) / (1.0 + w[0, 4] + ratio * w[n - 1, 4])
+    # dN_e = y_e - factor z_e, applied to both end nodes of each element
+    scale = dt / m
+    for i in range(n):
+        j = i + 1 if i + 1 < n else 0
+        dn = w[i, 3] - factor * w[i, 4]
+        s.u[i, 0] += scale * dn * e[i, 0]
+        s.u[i, 1] += scale * dn * e[i, 1]
+        s.u[j, 0] -= scale * dn * e[i, 0]
+        s.u[j, 1] -= scale * dn * e[i, 1]
+
+
+@njit(cache=True)
 def step(s, a, dt, crank_omega, water_pump_torque):
     """One time step of length ``dt`` [s]; ``crank_omega`` [rad/s] is CCW (global).
 
@@ -146,7 +215,8 @@ def step(s, a, dt, crank_omega, water_pump_torque):
     s.omega[drive.crank] = crank_omega
 
     closed_belt_forces(s.q, s.u, drive.rest_length, drive.axial_stiffness, drive.axial_damping,
-                       drive.bending_stiffness, drive.bending_damping, a.node_force, a.axial_force)
+                       drive.bending_stiffness, drive.bending_damping, a.node_force, a.axial_force,
+                       a.element_direction, a.element_work)
 
     # Normal contact (explicit) of the listed nodes; the contacts found form this step's list.
     a.hub_force[:, :] = 0.0
@@ -199,6 +269,7 @@ def step(s, a, dt, crank_omega, water_pump_torque):
         if j != drive.crank:
             s.omega[j] += dt * pulley_load_torque(drive, pulleys[j], j, s.omega[j], water_pump_torque,
                                                   a.table) / pulleys[j].inertia
+    implicit_axial_correction(s, a, dt)
 
     # Implicit friction, contact by contact, each impulse shared with the pulley (docstring).
     for k in range(n_contacts):

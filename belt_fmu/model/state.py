@@ -99,6 +99,9 @@ class ModelArrays(NamedTuple):
     # diagnostics of the last step, overwritten every step:
     node_force: np.ndarray  # (n, 3) force/moment on each node, friction excluded
     axial_force: np.ndarray  # (n,) axial force of element i (node i -> i+1) [N]
+    element_direction: np.ndarray  # (n, 2) unit chord direction of element i
+    axial_work: np.ndarray  # (n, 6) scratch of the implicit axial solve
+    element_work: np.ndarray  # (6,) scratch of one element's loads
     normal_force: np.ndarray  # (n, p) contact normal force [N]
     friction_force: np.ndarray  # (n, p) friction force on the node along the CCW tangent [N]
     slip: np.ndarray  # (n, p) slip velocity of each contact, node minus pulley [m/s]
@@ -156,6 +159,9 @@ def allocate_arrays(drive: np.ndarray, pulleys: np.ndarray, table: np.ndarray) -
         table=table,
         node_force=np.zeros((n, 3)),
         axial_force=np.zeros(n),
+        element_direction=np.zeros((n, 2)),
+        axial_work=np.zeros((n, 6)),
+        element_work=np.zeros(6),
         normal_force=np.zeros((n, p)),
         friction_force=np.zeros((n, p)),
         slip=np.zeros((n, p)),

@@ -26,6 +26,9 @@ from .state import DRIVE, FRICTION_LAWS, PULLEY, StateLayout, allocate_arrays
 
 #: fraction of the stability limit used as time step
 STEP_SAFETY = 0.8
+#: accuracy bound on the time step [s]: the implicit axial part damps modes with
+#: w dt ~ 1 numerically, so keep w dt < 0.1 up to ~800 Hz (polygon frequencies are higher)
+MAX_STEP = 2.0e-5
 #: time [s] the reset lets the drive run at its initial inputs to settle (dynamic relaxation)
 SETTLE_TIME = 0.15
 
@@ -34,33 +37,32 @@ class DivergenceError(RuntimeError):
     """The integration produced non-finite values or tore the belt apart."""
 
 
-def stable_time_step(drive) -> float:
-    """Largest stable step [s] of the explicit part, times :data:`STEP_SAFETY`.
+def stable_time_step(drive, max_step: float = MAX_STEP) -> float:
+    """Time step [s]: :data:`STEP_SAFETY` times the stability limit of the explicit part,
+    at most ``max_step``.
 
     Symplectic Euler on an oscillator of frequency w is stable for ``w dt < 2``; with
-    stiffness-proportional damping of ratio z, for ``w dt < 2 (sqrt(1 + z^2) - z)``. The
-    fastest modes: neighbouring nodes moving against each other axially
-    (``w = 2 sqrt(EA / (l0 m))``) or in rotation (``2 sqrt(4 EI / (l0 J))``), a node on its
-    contact spring, and the bristle spring.
+    damping of ratio z, for ``w dt < 2 (sqrt(1 + z^2) - z)``. The belt's axial stiffness is
+    implicit (:func:`belt_fmu.model.integrator.implicit_axial_correction`), so the fastest
+    explicit modes are a node rotating against its neighbours' bending stiffness
+    (``w = 2 sqrt(4 EI / (l0 J))``), shearing between them (``2 sqrt(12 EI / (l0^3 m))``),
+    bouncing on its contact spring, and the bristle spring.
     """
     m = drive["node_mass"]
     l0 = drive["rest_length"]
-    k_axial = drive["axial_stiffness"] / l0
-    w_axial = 2.0 * math.sqrt(k_axial / m)
-    z_axial = drive["axial_damping"] / l0 * w_axial / (2.0 * k_axial)
-    k_rot = 4.0 * drive["bending_stiffness"] / l0
+    ei = drive["bending_stiffness"]
+    k_rot = 4.0 * ei / l0
     w_rot = 2.0 * math.sqrt(k_rot / drive["node_inertia"])
     z_rot = drive["bending_damping"] / l0 * 4.0 * w_rot / (2.0 * k_rot)
+    w_shear = 2.0 * math.sqrt(12.0 * ei / (l0 ** 3 * m))
     k_contact = drive["contact_c2"] + 2.0 * drive["contact_c1"] * 1e-3  # at 1 mm penetration
     w_contact = math.sqrt(k_contact / m)
     z_contact = drive["contact_damping"] / (2.0 * math.sqrt(k_contact * m))
-    limits = [
-        2.0 * (math.sqrt(1 + z * z) - z) / w
-        for w, z in ((w_axial, z_axial), (w_rot, z_rot), (w_contact, z_contact))
-    ]
+    modes = [(w_rot, z_rot), (w_shear, 0.0), (w_contact, z_contact)]
     if drive["bristle_stiffness"] > 0.0:
-        limits.append(2.0 / math.sqrt(drive["bristle_stiffness"] / m))
-    return STEP_SAFETY * min(limits)
+        modes.append((math.sqrt(drive["bristle_stiffness"] / m), 0.0))
+    limit = min(2.0 * (math.sqrt(1 + z * z) - z) / w for w, z in modes)
+    return min(STEP_SAFETY * limit, max_step)
 
 
 class BeltDrive:
