@@ -111,12 +111,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
     run.add_argument("--rpm", type=_real("a finite crank speed >= 0 [rpm]", lambda x: x >= 0.0), default=800.0,
+                     metavar="RPM",
                      help="crank speed [rpm] (default: %(default)g)")
     run.add_argument("--t-end", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1.0,
+                     metavar="SECONDS",
                      help="simulated time [s] (default: %(default)g)")
     run.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0,
+                     metavar="NM",
                      help="water-pump load torque [N m], positive against its rotation (default: %(default)g)")
     run.add_argument("--output-interval", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1e-3,
+                     metavar="SECONDS",
                      help="output sampling interval [s] (default: %(default)g)")
     run.add_argument("--out", metavar="CSV", help="write the results table to this CSV file")
     run.add_argument("--plot", metavar="FIGURE", help="plot the results to this file (.png, .pdf or .svg)")

@@ -235,6 +235,7 @@ class Belt:
     bending_stiffness_Nm2: float = _key(POSITIVE)  # EI [N m^2]
     axial_damping_Ns: float = _key(NON_NEGATIVE, 0.5)  # axial force += c_a * strain rate [N s]
     bending_damping_Nm2s: float = _key(NON_NEGATIVE, 1.0e-7)  # moment += c_b * curvature rate [N m^2 s]
+    transverse_damping_Ns_per_m2: float = _key(NON_NEGATIVE, 5.0)  # span vibration damping per length
     thickness_m: float = _key(POSITIVE)  # total belt height h [m]
     cord_offset_m: float = _key(NON_NEGATIVE, 1.0e-3)  # ribbed contact line to cord line [m], <= h
     groove_angle_rad: float = _key(_Real(gt=0.0, le=math.pi), 0.6981317)  # poly-V angle phi (pi: flat)
@@ -303,7 +304,7 @@ class Tensioner:
     damping_Nms_per_rad: float = _key(NON_NEGATIVE, 0.0)  # viscous damping
     friction_torque_Nm: float = _key(NON_NEGATIVE, 0.0)  # Coulomb torque, arm moving off the belt
     friction_torque_return_Nm: float | None = _key(NON_NEGATIVE, None)  # arm moving toward the belt
-    friction_velocity_threshold_rad_per_s: float = _key(POSITIVE, 0.01)  # Coulomb regularization
+    friction_velocity_threshold_rad_per_s: float = _key(POSITIVE, 1.0e-3)  # Coulomb regularization
     stop_min_rad: float = _key(_Real(lt=0.0), -0.35)  # end stop, below the installed angle
     stop_max_rad: float = _key(_Real(gt=0.0), 0.35)  # end stop, above the installed angle
     stop_stiffness_Nm_per_rad: float = _key(POSITIVE, 2.0e3)

@@ -115,7 +115,7 @@ def test_defaults_applied(layout_file):
     tensioner = layout.tensioner
     assert tensioner.preload_Nm is None
     assert (tensioner.damping_Nms_per_rad, tensioner.friction_torque_return_Nm) == (0.0, 4.0)
-    assert tensioner.friction_velocity_threshold_rad_per_s == 0.01
+    assert tensioner.friction_velocity_threshold_rad_per_s == 1.0e-3
     assert (tensioner.stop_min_rad, tensioner.stop_max_rad) == (-0.35, 0.35)
     assert (tensioner.stop_stiffness_Nm_per_rad, tensioner.stop_damping_Nms_per_rad) == (2.0e3, 1.0)
 

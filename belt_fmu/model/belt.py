@@ -102,3 +102,27 @@ def closed_belt_forces(q, u, rest_length, ea, ca, ei, cb, node_force, axial_forc
         node_force[j, 0] += out[3]
         node_force[j, 1] += out[4]
         node_force[j, 2] += out[5]
+
+
+@njit(cache=True)
+def transverse_damping(u, direction, damping, node_force):
+    """Viscous force ``-c (u . n) n`` on each node, ``n`` the normal of the belt's local
+    direction (the mean of the chords meeting at the node), ``c`` per node [N s/m].
+
+    On a moving belt ``u . n`` is the Eulerian transverse rate dw/dt of the span, so the
+    belt's running along its path is not damped; the Kelvin-Voigt bending damping of the
+    elements (seed 000 eq. 3.34) hardly damps the string-like span modes, this does.
+    """
+    n = u.shape[0]
+    for i in range(n):
+        h = i - 1 if i > 0 else n - 1
+        tx = direction[h, 0] + direction[i, 0]
+        ty = direction[h, 1] + direction[i, 1]
+        norm = np.sqrt(tx * tx + ty * ty)
+        if norm == 0.0:
+            continue
+        nx = -ty / norm
+        ny = tx / norm
+        vn = u[i, 0] * nx + u[i, 1] * ny
+        node_force[i, 0] -= damping * vn * nx
+        node_force[i, 1] -= damping * vn * ny

@@ -23,7 +23,7 @@ Laws (``law`` codes in :mod:`belt_fmu.model.state`):
 import numpy as np
 from numba import njit
 
-from .state import LAW_BRISTLE, LAW_CREEP_POLYNOMIAL, LAW_TANH
+from .state import LAW_BRISTLE, LAW_TANH
 
 
 @njit(cache=True)
@@ -40,30 +40,30 @@ def creep_polynomial(sr, mu, s1, s2, ratio):
 
 
 @njit(cache=True)
-def friction_coefficient(drive, mu, slip_speed, belt_speed):
-    """Coefficient of a velocity-dependent law at ``slip_speed >= 0`` [m/s], and its derivative.
+def friction_coefficient(law, mu, slip_speed, belt_speed):
+    """Coefficient of a velocity-dependent law at ``slip_speed >= 0``, and its derivative.
 
-    ``belt_speed`` [m/s] is the reference of the creep rate (eq. 4.3).
+    ``law`` is a FRICTION_LAW record; ``belt_speed`` the reference of the creep rate (eq. 4.3).
     """
-    if drive.friction_law == LAW_TANH:
-        vt = drive.velocity_threshold / 4.0
+    if law.law == LAW_TANH:
+        vt = law.velocity_threshold / 4.0
         th = np.tanh(slip_speed / vt)
         return mu * th, mu * (1.0 - th * th) / vt
-    vref = max(abs(belt_speed), drive.reference_speed)
-    coef, slope = creep_polynomial(slip_speed / vref, mu, drive.slip_peak, drive.slip_saturation,
-                                   drive.saturation_ratio)
+    vref = max(abs(belt_speed), law.reference_speed)
+    coef, slope = creep_polynomial(slip_speed / vref, mu, law.slip_peak, law.slip_saturation,
+                                   law.saturation_ratio)
     return coef, slope / vref
 
 
 @njit(cache=True)
-def implicit_friction(drive, mu, normal, free_slip, belt_speed, bristle, mass, dt, guess):
+def implicit_friction(law, mu, normal, free_slip, belt_speed, bristle, mass, dt, guess):
     """Friction force of one contact over a step, from the implicit Euler equation
 
         mass (s - s_free) = dt F(s)
 
     ``free_slip`` [m/s] is the slip the contact would have at the end of the step without
     friction, ``mass`` [kg] the effective mass of the node against the pulley, ``guess`` the
-    contact's slip of the previous step (a warm start). Returns (F [N] on the node along the
+    contact's slip of the previous step (a warm start), ``law`` a FRICTION_LAW record. Returns (F [N] on the node along the
     CCW tangent, end-of-step slip [m/s], new bristle state [m]).
 
     Velocity laws: F = -sign(s) mu(|s|) N; the root lies between 0 and ``free_slip`` (the
@@ -71,9 +71,9 @@ def implicit_friction(drive, mu, normal, free_slip, belt_speed, bristle, mass, d
     so a steep regularization sticks instead of chattering. Bristle law: the elastic
     predictor is solved exactly, then capped at mu N (return mapping).
     """
-    if drive.friction_law == LAW_BRISTLE:
-        k = drive.bristle_stiffness
-        c = drive.bristle_damping
+    if law.law == LAW_BRISTLE:
+        k = law.bristle_stiffness
+        c = law.bristle_damping
         slip = (mass * free_slip - dt * k * bristle) / (mass + dt * (dt * k + c))
         force = -k * (bristle + dt * slip) - c * slip
         limit = mu * normal
@@ -89,13 +89,13 @@ def implicit_friction(drive, mu, normal, free_slip, belt_speed, bristle, mass, d
     # bracket [lo, hi] with residual(lo) <= 0 <= residual(hi); residual and slope kept at lo
     lo = 0.0
     lo_res = -mass * target
-    lo_slope = mass + scale * friction_coefficient(drive, mu, 0.0, belt_speed)[1]
+    lo_slope = mass + scale * friction_coefficient(law, mu, 0.0, belt_speed)[1]
     hi = target
     x = sign * guess
     if not (0.0 < x < target):
         x = lo - lo_res / lo_slope  # sticking solution of the law linearized at zero slip
     for _ in range(40):
-        coef, slope = friction_coefficient(drive, mu, x, belt_speed)
+        coef, slope = friction_coefficient(law, mu, x, belt_speed)
         residual = mass * (x - target) + scale * coef
         dres = mass + scale * slope
         if residual > 0.0:

@@ -20,8 +20,8 @@ the node and, with opposite sign, to the pulley at once, so the next contact of 
 pulley sees its updated speed (a Gauss-Seidel sweep); momentum exchanged between belt and
 pulley balances exactly. The crankshaft's speed is an input (``1/I = 0``).
 
-The tensioner arm's Coulomb friction is treated linearly implicitly, the same idea for
-one degree of freedom.
+The tensioner arm's Coulomb friction (a tanh law) is solved the same way, for one degree of
+freedom.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .belt import closed_belt_forces
+from .belt import closed_belt_forces, transverse_damping
 from .contact import build_candidates, normal_force
 from .friction import implicit_friction
 
@@ -122,16 +122,6 @@ def arm_torque(drive, psi, psi_rate, hub_x, hub_y):
 
 
 @njit(cache=True)
-def arm_friction(drive, psi_rate):
-    """Regularized asymmetric Coulomb torque on the arm and its slope -dT/d(rate)."""
-    away = psi_rate * drive.spring_sense < 0.0
-    level = drive.arm_friction_away if away else drive.arm_friction_toward
-    w = drive.arm_friction_velocity
-    th = np.tanh(psi_rate / w)
-    return -level * th, level * (1.0 - th * th) / w
-
-
-@njit(cache=True)
 def implicit_axial_correction(s, a, dt):
     """Make the belt's axial stiffness and damping implicit (backward Euler).
 
@@ -217,6 +207,7 @@ def step(s, a, dt, crank_omega, water_pump_torque):
     closed_belt_forces(s.q, s.u, drive.rest_length, drive.axial_stiffness, drive.axial_damping,
                        drive.bending_stiffness, drive.bending_damping, a.node_force, a.axial_force,
                        a.element_direction, a.element_work)
+    transverse_damping(s.u, a.element_direction, drive.transverse_damping, a.node_force)
 
     # Normal contact (explicit) of the listed nodes; the contacts found form this step's list.
     a.hub_force[:, :] = 0.0
@@ -282,7 +273,7 @@ def step(s, a, dt, crank_omega, water_pump_torque):
         vt = s.u[i, 0] * tx + s.u[i, 1] * ty
         free_slip = vt - (a.center_velocity[j, 0] * tx + a.center_velocity[j, 1] * ty) - s.omega[j] * r
         mass = 1.0 / (inv_m + r * r * inv_inertia)
-        f, a.slip[i, j], s.bristle[i, j] = implicit_friction(drive, pulleys[j].mu, a.normal_force[i, j],
+        f, a.slip[i, j], s.bristle[i, j] = implicit_friction(a.contact_law[0], pulleys[j].mu, a.normal_force[i, j],
                                                              free_slip, vt, s.bristle[i, j], mass, dt,
                                                              a.slip[i, j])
         a.friction_force[i, j] = f
@@ -298,9 +289,13 @@ def step(s, a, dt, crank_omega, water_pump_torque):
     if t >= 0:
         psi = s.arm[0]
         rate = s.arm[1]
-        torque = arm_torque(drive, psi, rate, a.hub_force[t, 0], a.hub_force[t, 1])
-        f0, c = arm_friction(drive, rate)
-        s.arm[1] = (drive.arm_inertia * rate + dt * (torque + f0 + c * rate)) / (drive.arm_inertia + dt * c)
+        free_rate = rate + dt * arm_torque(drive, psi, rate, a.hub_force[t, 0], a.hub_force[t, 1]) / drive.arm_inertia
+        # asymmetric Coulomb torque: its level depends on the direction of motion; moving
+        # against the spring is moving away from the belt
+        away = free_rate * drive.spring_sense < 0.0
+        level = drive.arm_friction_away if away else drive.arm_friction_toward
+        _, s.arm[1], _ = implicit_friction(a.arm_law[0], level, 1.0, free_rate, 0.0, 0.0, drive.arm_inertia,
+                                           dt, rate)
         s.arm[0] = psi + dt * s.arm[1]
 
     for i in range(n):

@@ -40,17 +40,10 @@ DRIVE = np.dtype(
         ("axial_damping", "f8"),  # [N s]
         ("bending_stiffness", "f8"),  # EI [N m^2]
         ("bending_damping", "f8"),  # [N m^2 s]
+        ("transverse_damping", "f8"),  # node [N s/m]
         ("contact_c1", "f8"),  # node contact stiffness, quadratic [N/m^2]
         ("contact_c2", "f8"),  # node contact stiffness, linear [N/m]
         ("contact_damping", "f8"),  # node contact damping [N s/m]
-        ("friction_law", "i8"),
-        ("slip_peak", "f8"),
-        ("slip_saturation", "f8"),
-        ("saturation_ratio", "f8"),
-        ("reference_speed", "f8"),  # [m/s]
-        ("velocity_threshold", "f8"),  # [m/s]
-        ("bristle_stiffness", "f8"),  # node [N/m]
-        ("bristle_damping", "f8"),  # node [N s/m]
         ("crank", "i8"),  # index of the crankshaft pulley
         ("water_pump", "i8"),  # index of the water pump pulley or -1
         ("crank_sense", "f8"),  # +1 crank turns CCW, -1 CW
@@ -66,11 +59,26 @@ DRIVE = np.dtype(
         ("arm_damping", "f8"),  # [N m s/rad]
         ("arm_friction_away", "f8"),  # Coulomb torque, arm moving away from the belt [N m]
         ("arm_friction_toward", "f8"),  # ... moving toward the belt [N m]
-        ("arm_friction_velocity", "f8"),  # [rad/s]
         ("stop_min", "f8"),  # absolute arm angle limits [rad]
         ("stop_max", "f8"),
         ("stop_stiffness", "f8"),
         ("stop_damping", "f8"),
+    ]
+)
+
+#: Parameters of a friction law (:mod:`belt_fmu.model.friction`); the coefficient itself is
+#: passed separately (it differs per pulley). Velocities in m/s for belt contacts, rad/s
+#: for the tensioner arm.
+FRICTION_LAW = np.dtype(
+    [
+        ("law", "i8"),  # LAW_CREEP_POLYNOMIAL, LAW_TANH or LAW_BRISTLE
+        ("slip_peak", "f8"),  # creep rate of the peak coefficient s1 [-]
+        ("slip_saturation", "f8"),  # s2 [-]
+        ("saturation_ratio", "f8"),  # mu(s2) / mu(s1)
+        ("reference_speed", "f8"),  # floor of the creep-rate reference speed
+        ("velocity_threshold", "f8"),  # tanh(4 v / v_thr)
+        ("bristle_stiffness", "f8"),  # node [N/m]
+        ("bristle_damping", "f8"),  # node [N s/m]
     ]
 )
 
@@ -94,6 +102,8 @@ class ModelArrays(NamedTuple):
     """Everything the integrator kernel reads (parameters) or writes (diagnostics)."""
 
     drive: np.ndarray  # (1,) DRIVE record
+    contact_law: np.ndarray  # (1,) FRICTION_LAW of the belt-pulley contacts
+    arm_law: np.ndarray  # (1,) FRICTION_LAW of the tensioner arm pivot (tanh, rad/s)
     pulleys: np.ndarray  # (p,) PULLEY records
     table: np.ndarray  # (k, 2) accessory load tables: speed [rad/s], torque [N m]
     # diagnostics of the last step, overwritten every step:
@@ -150,11 +160,14 @@ class StateLayout:
         }
 
 
-def allocate_arrays(drive: np.ndarray, pulleys: np.ndarray, table: np.ndarray) -> ModelArrays:
+def allocate_arrays(drive: np.ndarray, contact_law: np.ndarray, arm_law: np.ndarray, pulleys: np.ndarray,
+                    table: np.ndarray) -> ModelArrays:
     n = int(drive[0]["n_nodes"])
     p = len(pulleys)
     return ModelArrays(
         drive=drive,
+        contact_law=contact_law,
+        arm_law=arm_law,
         pulleys=pulleys,
         table=table,
         node_force=np.zeros((n, 3)),

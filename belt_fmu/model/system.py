@@ -22,7 +22,7 @@ from . import initialization as init
 from .geometry import BeltPath, cord_radius, crank_sense, wrap_senses
 from .integrator import NOT_FINITE, OK, OVERSTRETCHED, StateViews, advance, table_torque
 from .outputs import output_specs, span_names, span_tensions
-from .state import DRIVE, FRICTION_LAWS, PULLEY, StateLayout, allocate_arrays
+from .state import DRIVE, FRICTION_LAW, FRICTION_LAWS, LAW_TANH, PULLEY, StateLayout, allocate_arrays
 
 #: fraction of the stability limit used as time step
 STEP_SAFETY = 0.8
@@ -37,7 +37,7 @@ class DivergenceError(RuntimeError):
     """The integration produced non-finite values or tore the belt apart."""
 
 
-def stable_time_step(drive, max_step: float = MAX_STEP) -> float:
+def stable_time_step(drive, contact_law, max_step: float = MAX_STEP) -> float:
     """Time step [s]: :data:`STEP_SAFETY` times the stability limit of the explicit part,
     at most ``max_step``.
 
@@ -59,8 +59,8 @@ def stable_time_step(drive, max_step: float = MAX_STEP) -> float:
     w_contact = math.sqrt(k_contact / m)
     z_contact = drive["contact_damping"] / (2.0 * math.sqrt(k_contact * m))
     modes = [(w_rot, z_rot), (w_shear, 0.0), (w_contact, z_contact)]
-    if drive["bristle_stiffness"] > 0.0:
-        modes.append((math.sqrt(drive["bristle_stiffness"] / m), 0.0))
+    if contact_law["bristle_stiffness"] > 0.0:
+        modes.append((math.sqrt(contact_law["bristle_stiffness"] / m), 0.0))
     limit = min(2.0 * (math.sqrt(1 + z * z) - z) / w for w, z in modes)
     return min(STEP_SAFETY * limit, max_step)
 
@@ -85,11 +85,12 @@ class BeltDrive:
         self.rest_length = rest_length
         self.drive = self._drive_record(layout, self.geometry, rest_length)
         self.pulleys, table = self._pulley_records(layout, self.geometry)
-        self.arrays = allocate_arrays(self.drive, self.pulleys, table)
+        contact_law, arm_law = self._friction_laws(layout, self.drive[0])
+        self.arrays = allocate_arrays(self.drive, contact_law, arm_law, self.pulleys, table)
         self.state_layout = StateLayout(n, len(layout.pulleys))
         self.y = self.state_layout.new()
         self.views = StateViews(**self.state_layout.views(self.y))
-        self.dt = stable_time_step(self.drive[0])
+        self.dt = stable_time_step(self.drive[0], contact_law[0])
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
         self._headline = self.pulley_names.index(layout.headline_pulley_name)
@@ -122,7 +123,7 @@ class BeltDrive:
 
     @staticmethod
     def _drive_record(layout, geom, l0) -> np.ndarray:
-        belt, contact, friction = layout.belt, layout.contact, layout.friction
+        belt, contact = layout.belt, layout.contact
         d = np.zeros(1, DRIVE)
         r = d[0]
         r["n_nodes"] = belt.n_elements
@@ -134,20 +135,10 @@ class BeltDrive:
         r["axial_damping"] = belt.axial_damping_Ns
         r["bending_stiffness"] = belt.bending_stiffness_Nm2
         r["bending_damping"] = belt.bending_damping_Nm2s
+        r["transverse_damping"] = belt.transverse_damping_Ns_per_m2 * l0
         r["contact_c1"] = contact.stiffness_quadratic_N_per_m3 * l0
         r["contact_c2"] = contact.stiffness_linear_N_per_m2 * l0
         r["contact_damping"] = contact.damping_Ns_per_m2 * l0
-        r["friction_law"] = FRICTION_LAWS.index(friction.law)
-        r["slip_peak"] = friction.slip_peak
-        r["slip_saturation"] = friction.slip_saturation
-        r["saturation_ratio"] = friction.saturation_ratio
-        r["reference_speed"] = friction.reference_speed_m_per_s
-        r["velocity_threshold"] = friction.velocity_threshold_m_per_s
-        if friction.law == "bristle":
-            k = friction.bristle_stiffness_N_per_m2 * l0
-            r["bristle_stiffness"] = k
-            # half-critical damping of a node on its bristle spring: no ringing in stick
-            r["bristle_damping"] = math.sqrt(k * r["node_mass"])
         r["crank"] = layout.crank_index
         r["water_pump"] = -1 if layout.water_pump_index is None else layout.water_pump_index
         r["crank_sense"] = crank_sense(layout)
@@ -172,12 +163,34 @@ class BeltDrive:
             # "away from the belt" is against the spring
             r["arm_friction_away"] = ten.friction_torque_Nm
             r["arm_friction_toward"] = ten.friction_torque_return_Nm
-            r["arm_friction_velocity"] = ten.friction_velocity_threshold_rad_per_s
             r["stop_min"] = geom.arm_installed + ten.stop_min_rad
             r["stop_max"] = geom.arm_installed + ten.stop_max_rad
             r["stop_stiffness"] = ten.stop_stiffness_Nm_per_rad
             r["stop_damping"] = ten.stop_damping_Nms_per_rad
         return d
+
+    @staticmethod
+    def _friction_laws(layout, drive) -> tuple[np.ndarray, np.ndarray]:
+        """FRICTION_LAW records of the belt-pulley contacts and of the tensioner arm pivot."""
+        friction = layout.friction
+        contact = np.zeros(1, FRICTION_LAW)
+        c = contact[0]
+        c["law"] = FRICTION_LAWS.index(friction.law)
+        c["slip_peak"] = friction.slip_peak
+        c["slip_saturation"] = friction.slip_saturation
+        c["saturation_ratio"] = friction.saturation_ratio
+        c["reference_speed"] = friction.reference_speed_m_per_s
+        c["velocity_threshold"] = friction.velocity_threshold_m_per_s
+        if friction.law == "bristle":
+            k = friction.bristle_stiffness_N_per_m2 * drive["rest_length"]
+            c["bristle_stiffness"] = k
+            # half-critical damping of a node on its bristle spring: no ringing in stick
+            c["bristle_damping"] = math.sqrt(k * drive["node_mass"])
+        arm = np.zeros(1, FRICTION_LAW)
+        arm[0]["law"] = LAW_TANH
+        arm[0]["velocity_threshold"] = (layout.tensioner.friction_velocity_threshold_rad_per_s
+                                        if layout.tensioner is not None else 1.0)
+        return contact, arm
 
     @staticmethod
     def _pulley_records(layout, geom):
