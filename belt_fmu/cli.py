@@ -261,7 +261,8 @@ def _simulate_command(args) -> int:
     print()
     print(_summary(results, layout))
     print()
-    print(f"wall time: {results.wall_time:.3g} s integrating, {total:.3g} s in all (build and settle included)")
+    print(f"wall time: {results.wall_time:.3g} s integrating, {total:.3g} s in all "
+          "(JIT compilation, build and settle included)")
     print(f"real-time factor: {results.real_time_factor:.3g} (simulated time / integration wall time)")
     ok = True
     if args.out is not None:

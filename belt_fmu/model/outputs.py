@@ -57,16 +57,15 @@ def output_specs(pulley_names, headline: str) -> list[OutputSpec]:
     return specs
 
 
-def span_tensions(q: np.ndarray, axial_force: np.ndarray, path: BeltPath) -> np.ndarray:
-    """Tension of each free span [N]: mean axial force of the elements in its middle half.
+def span_elements(q: np.ndarray, path: BeltPath) -> list[np.ndarray]:
+    """Indices of the elements in the middle half of each free span.
 
     Span j runs from pulley j to j+1 on ``path`` (built for the current pulley centres).
-    Averaging over the middle half smooths the polygon effect; a span too short to hold an
-    element there reports the element nearest its midpoint.
+    A span too short to hold an element there gets the element nearest its midpoint.
     """
     mid = 0.5 * (q[:, :2] + np.roll(q[:, :2], -1, axis=0))  # element midpoints
     p = path.n_pulleys
-    out = np.empty(p)
+    spans = []
     for j in range(p):
         start = path.departure_point(j)
         stop = path.arrival_point((j + 1) % p)
@@ -75,10 +74,14 @@ def span_tensions(q: np.ndarray, axial_force: np.ndarray, path: BeltPath) -> np.
         rel = mid - start
         t = rel @ d / length2
         off = np.abs(rel[:, 0] * d[1] - rel[:, 1] * d[0]) / np.sqrt(length2)
-        inside = (t > 0.25) & (t < 0.75) & (off < 0.05 * np.sqrt(length2) + 2e-3)
-        if inside.any():
-            out[j] = axial_force[inside].mean()
-        else:
-            centre = start + 0.5 * d
-            out[j] = axial_force[np.argmin(np.hypot(*(mid - centre).T))]
-    return out
+        inside = np.flatnonzero((t > 0.25) & (t < 0.75) & (off < 0.05 * np.sqrt(length2) + 2e-3))
+        if inside.size == 0:
+            inside = np.array([np.argmin(np.hypot(*(mid - (start + 0.5 * d)).T))])
+        spans.append(inside)
+    return spans
+
+
+def span_tensions(q: np.ndarray, axial_force: np.ndarray, path: BeltPath) -> np.ndarray:
+    """Tension of each free span [N]: mean axial force of the elements in its middle half
+    (averaging there smooths the polygon effect)."""
+    return np.array([axial_force[elements].mean() for elements in span_elements(q, path)])

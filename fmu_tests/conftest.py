@@ -1,0 +1,62 @@
+"""Shared builders of small test drives (layouts as TOML text, as users write them)."""
+from __future__ import annotations
+
+import pytest
+
+from belt_fmu.layout import load_layout_text
+
+BELT = """
+[belt]
+mass_per_length_kg_per_m = {mass}
+axial_stiffness_N = {ea}
+bending_stiffness_Nm2 = 0.02
+axial_damping_Ns = 0.3
+thickness_m = 4.5e-3
+cord_offset_m = 1.0e-3
+groove_angle_rad = 3.141592653589793   # flat belt: mu_eff = mu
+n_elements = {n}
+pretension_N = {pretension}
+
+[contact]
+stiffness_linear_N_per_m2 = 2.0e9
+damping_Ns_per_m2 = 6.0e3
+"""
+
+FRICTION = {
+    # regularizations chosen well below the 0.4 % creep the tests resolve
+    "tanh": 'law = "tanh"\nvelocity_threshold_m_per_s = 1.0e-3',
+    "creep_polynomial": 'law = "creep_polynomial"\nslip_peak = 2.0e-4\nslip_saturation = 1.0e-3\n'
+                        'saturation_ratio = 1.0',
+    "bristle": 'law = "bristle"\nbristle_stiffness_N_per_m2 = 2.0e8',
+}
+
+
+def two_pulley_text(law="tanh", mu=0.5, n=100, pretension=550.0, ea=1.2e5, mass=0.12,
+                    driven_inertia=0.02):
+    """Two equal pulleys (cord radius 0.1 m) 0.35 m apart, crank driving a loaded pulley
+    (role water_pump, so the water-pump torque input loads it). Wrap angle pi on both."""
+    return BELT.format(mass=mass, ea=ea, n=n, pretension=pretension) + f"""
+[friction]
+mu = {mu}
+{FRICTION[law]}
+
+[[pulleys]]
+name = "driver"
+role = "crankshaft"
+center_m = [0.0, 0.0]
+radius_m = 0.099
+
+[[pulleys]]
+name = "driven"
+role = "water_pump"
+center_m = [0.35, 0.0]
+radius_m = 0.099
+inertia_kgm2 = {driven_inertia}
+bearing_damping_Nms_per_rad = 0.0
+"""
+
+
+@pytest.fixture
+def two_pulley_layout():
+    """Factory: ``two_pulley_layout(law="tanh", ...)`` -> Layout."""
+    return lambda **kw: load_layout_text(two_pulley_text(**kw), source="<two-pulley test drive>")

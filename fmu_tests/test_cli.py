@@ -1,0 +1,105 @@
+"""The ``belt-fmu`` command line, run in-process through ``main([...])``."""
+import importlib
+import math
+
+import pytest
+
+from belt_fmu import DivergenceError, load_layout
+from belt_fmu.cli import EXIT_LAYOUT, EXIT_MODEL, EXIT_USAGE, main
+from belt_fmu.model.geometry import BeltPath
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def layout_file(tmp_path):
+    """The built-in layout written to a file of its own."""
+    return load_layout().write(tmp_path / "drive.toml")
+
+
+def test_layout_prints_belt_length_and_wrap_angles_and_draws_the_drive(layout_file, tmp_path, capsys):
+    figure = tmp_path / "layout.png"
+    assert main(["layout", str(layout_file), "--plot", str(figure)]) == 0
+    out = capsys.readouterr().out
+    path = BeltPath.from_layout(load_layout(layout_file))
+    assert f"belt length (cord line, installed): {path.length:.6g} m" in out
+    for pulley, wrap in zip(load_layout(layout_file).pulleys, path.wrap_angle):
+        line = next(row for row in out.splitlines() if row.startswith(pulley.name + " "))
+        assert f"{wrap:.4f}" in line and f"{math.degrees(wrap):.1f}" in line
+    assert "tensioner arm:" in out
+    assert figure.read_bytes().startswith(PNG_SIGNATURE)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["drive.toml", "layout.png"]
+
+
+def test_simulate_writes_a_csv_with_units_and_a_plot(tmp_path, capsys):
+    csv, figure = tmp_path / "results.csv", tmp_path / "results.png"
+    status = main(["simulate", "--rpm", "800", "--t-end", "0.01", "--water-pump-torque", "2.0",
+                   "--out", str(csv), "--plot", str(figure)])
+    assert status == 0
+    out = capsys.readouterr().out
+    header = csv.read_text().splitlines()[0].split(",")
+    assert header[:3] == ["time [s]", "crank_speed_input [rad/s]", "water_pump_torque_input [N.m]"]
+    assert "bearing_force [N]" in header and "tensioner_angle [rad]" in header
+    assert len(csv.read_text().splitlines()) == 1 + 11  # header, t = 0 ... 0.01 s every 1 ms
+    assert figure.read_bytes().startswith(PNG_SIGNATURE)
+    for name in ("tensioner_angle", "bearing_force", "crank_torque", "span_tension_crank_tensioner",
+                 "speed_water_pump", "slip_water_pump", "real-time factor"):
+        assert name in out
+
+
+def test_invalid_layout_file_exits_2_naming_file_and_field(layout_file, capsys):
+    layout_file.write_text(layout_file.read_text().replace("n_elements = 150", "n_elements = 5"))
+    assert main(["layout", str(layout_file)]) == EXIT_LAYOUT
+    err = capsys.readouterr().err
+    assert f"{layout_file}: belt.n_elements: 5 must be an integer >= 12" in err
+    assert "Traceback" not in err
+
+
+def test_missing_layout_file_exits_2(tmp_path, capsys):
+    missing = tmp_path / "nowhere.toml"
+    assert main(["simulate", str(missing), "--t-end", "0.01"]) == EXIT_LAYOUT
+    assert f"{missing}: no such layout file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option, value", [("--t-end", "-1"), ("--t-end", "inf"), ("--rpm", "nan"),
+                                           ("--rpm", "fast"), ("--output-interval", "0"),
+                                           ("--water-pump-torque", "nan")])
+def test_bad_values_are_argparse_errors_naming_the_option(option, value, capsys):
+    assert main(["simulate", option, value]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert f"argument {option}:" in err and "Traceback" not in err
+
+
+def test_output_interval_longer_than_the_run_is_refused(capsys):
+    assert main(["simulate", "--t-end", "0.01", "--output-interval", "0.02"]) == EXIT_USAGE
+    assert "argument --output-interval:" in capsys.readouterr().err
+
+
+def test_each_command_accepts_only_its_own_options(capsys):
+    assert main(["layout", "--rpm", "800"]) == EXIT_USAGE
+    assert "unrecognized arguments: --rpm" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--out", "--plot"])
+def test_refuses_to_overwrite_the_layout_file(layout_file, option, capsys):
+    before = layout_file.read_bytes()
+    assert main(["simulate", str(layout_file), "--t-end", "0.01", option, str(layout_file)]) == EXIT_USAGE
+    assert "refusing to overwrite" in capsys.readouterr().err
+    assert layout_file.read_bytes() == before
+
+
+def test_layout_plot_refuses_to_overwrite_the_layout_file(tmp_path, capsys):
+    layout_file = load_layout().write(tmp_path / "drive.png")  # a layout with a figure's name
+    assert main(["layout", str(layout_file), "--plot", str(layout_file)]) == EXIT_USAGE
+    assert "refusing to overwrite" in capsys.readouterr().err
+
+
+def test_divergence_exits_3_with_its_message(monkeypatch, capsys):
+    def diverge(*args, **kwargs):
+        raise DivergenceError("integration diverged at t = 0.001 s: non-finite state values")
+
+    # the package's name `simulate` is the function; the module is only in sys.modules
+    monkeypatch.setattr(importlib.import_module("belt_fmu.simulate"), "simulate", diverge)
+    assert main(["simulate", "--t-end", "0.01"]) == EXIT_MODEL
+    err = capsys.readouterr().err
+    assert "integration diverged at t = 0.001 s" in err and "Traceback" not in err

@@ -1,0 +1,73 @@
+"""Two-pulley drive under load against belt-drive theory (REFERENCES.md sections 2-4).
+
+Crank (driver) and a loaded pulley of equal cord radius R = 0.1 m, wrap angle pi each,
+EA = 1.2e5 N, pretension 550 N, belt at 10 m/s. With a 50 N m load the spans carry about
+800 N / 300 N, the example of REFERENCES.md section 3 (creep 0.41 %).
+"""
+import numpy as np
+import pytest
+
+from belt_fmu.model.system import BeltDrive
+
+RADIUS = 0.1  # cord radius [m]
+CRANK = 100.0  # [rad/s] -> belt speed 10 m/s
+EA = 1.2e5
+MASS = 0.12
+
+
+def steady_averages(drive, load, duration=0.1, interval=1e-3):
+    """Mean tight/slack span tension [N] and driven speed [rad/s] after the settled reset."""
+    drive.reset(CRANK, load)
+    rows = []
+    for _ in range(int(round(duration / interval))):
+        drive.advance(interval, CRANK, load)
+        out = drive.outputs()
+        rows.append((out["span_tension_driven_driver"], out["span_tension_driver_driven"], out["speed_driven"],
+                     out["crank_torque"]))
+    return np.mean(rows, axis=0)
+
+
+@pytest.mark.parametrize("law", ["tanh", "creep_polynomial", "bristle"])
+def test_torque_balance_and_creep(two_pulley_layout, law):
+    """(T1 - T2) R equals the load torque within 2 % (REFERENCES.md section 4; no bearing loss
+    here), the crank feels the same torque, and the driven pulley's speed loss matches
+    Grashof/Firbank creep, s = (T1 - T2)/(EA + T1), within 10 % (section 3): the margin
+    covers the friction laws' regularization and the polygon effect of 100 elements."""
+    drive = BeltDrive(two_pulley_layout(law=law))
+    load = 50.0
+    tight, slack, driven_speed, crank_torque = steady_averages(drive, load)
+    assert (tight - slack) * RADIUS == pytest.approx(load, rel=0.02)
+    assert crank_torque == pytest.approx(load, rel=0.02)
+    assert tight == pytest.approx(800.0, rel=0.05) and slack == pytest.approx(300.0, rel=0.1)
+    creep = 1.0 - driven_speed / CRANK
+    assert creep == pytest.approx((tight - slack) / (EA + tight), rel=0.10)
+
+
+def test_gross_slip_starts_at_the_capstan_limit(two_pulley_layout):
+    """Ramp the load until the driven pulley slips grossly (speed loss > 2 %, five times the
+    creep). At the onset the span tensions stand at the Euler-Eytelwein ratio with
+    centrifugal tension, (T1 - m'v^2)/(T2 - m'v^2) = exp(mu theta) = 4.81 for mu = 0.5,
+    theta = pi (REFERENCES.md section 2), and the load equals the largest transmittable
+    torque within 5 %."""
+    drive = BeltDrive(two_pulley_layout(law="tanh", mu=0.5))
+    start, rate, interval = 60.0, 50.0, 1e-3  # load ramp [N m], [N m/s]
+    drive.reset(CRANK, start)
+    rows = []
+    for k in range(600):
+        load = start + rate * k * interval
+        drive.advance(interval, CRANK, load)
+        out = drive.outputs()
+        rows.append((load, out["speed_driven"], out["span_tension_driven_driver"],
+                     out["span_tension_driver_driven"], out["belt_speed"]))
+        if out["speed_driven"] < 0.95 * CRANK:
+            break
+    rows = np.array(rows)
+    onset = int(np.argmax(1.0 - rows[:, 1] / CRANK > 0.02))
+    assert onset > 20, "the drive slipped from the start: the ramp began above the limit"
+    window = rows[onset - 10:onset]  # the last 10 ms before the onset, smoothing the polygon effect
+    tight, slack, speed = window[:, 2].mean(), window[:, 3].mean(), window[:, 4].mean()
+    centrifugal = MASS * speed ** 2
+    limit_ratio = np.exp(0.5 * np.pi)
+    assert (tight - centrifugal) / (slack - centrifugal) == pytest.approx(limit_ratio, rel=0.05)
+    capstan_torque = RADIUS * (tight + slack - 2 * centrifugal) * (limit_ratio - 1) / (limit_ratio + 1)
+    assert rows[onset, 0] == pytest.approx(capstan_torque, rel=0.05)
