@@ -357,17 +357,17 @@ def advance(s, a, n_steps, dt, crank_omega, water_pump_torque):
 
     Returns (status, steps taken): the run stops at the first check that finds a
     non-finite value or an overstretched element (checked every 64 steps and at the end).
-    Neighbour lists are rebuilt whenever a node could have moved half their margin.
+    Neighbour lists are rebuilt whenever a node could have moved half their margin
+    (``a.rebuild_countdown``; set it to 0 after changing the state from outside).
     """
     margin = neighbour_margin(a.drive[0], a.pulleys)
-    until_rebuild = 0
     for k in range(n_steps):
-        if until_rebuild <= 0:
+        if a.rebuild_countdown[0] <= 0:
             vmax = _refresh_candidates(s, a, margin)
             # a node accelerating hard may outrun vmax: allow it to double
-            until_rebuild = max(1, min(1000, int(0.5 * margin / (2.0 * vmax * dt + 1e-300))))
+            a.rebuild_countdown[0] = max(1, min(1000, int(0.5 * margin / (2.0 * vmax * dt + 1e-300))))
         step(s, a, dt, crank_omega, water_pump_torque)
-        until_rebuild -= 1
+        a.rebuild_countdown[0] -= 1
         if (k & 63) == 63 or k == n_steps - 1:
             status = health(s, a)
             if status != OK:

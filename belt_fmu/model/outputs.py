@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from .geometry import BeltPath
 
@@ -58,7 +59,8 @@ def output_specs(pulley_names, headline: str) -> list[OutputSpec]:
 
 
 def span_elements(q: np.ndarray, path: BeltPath) -> list[np.ndarray]:
-    """Indices of the elements in the middle half of each free span.
+    """Indices of the elements in the middle half of each free span: the elements whose
+    mean axial force :func:`evaluate_outputs` reports as the span tension (for analysis).
 
     Span j runs from pulley j to j+1 on ``path`` (built for the current pulley centres).
     A span too short to hold an element there gets the element nearest its midpoint.
@@ -81,7 +83,76 @@ def span_elements(q: np.ndarray, path: BeltPath) -> list[np.ndarray]:
     return spans
 
 
-def span_tensions(q: np.ndarray, axial_force: np.ndarray, path: BeltPath) -> np.ndarray:
-    """Tension of each free span [N]: mean axial force of the elements in its middle half
-    (averaging there smooths the polygon effect)."""
-    return np.array([axial_force[elements].mean() for elements in span_elements(q, path)])
+@njit(cache=True)
+def _span_end_points(cx_a, cy_a, rho_a, s_a, cx_b, cy_b, rho_b, s_b):
+    """Departure point on pulley a and arrival point on pulley b of the span a -> b
+    (the one formula of :mod:`belt_fmu.model.geometry`)."""
+    dx = cx_b - cx_a
+    dy = cy_b - cy_a
+    dist = np.sqrt(dx * dx + dy * dy)
+    k = rho_a - s_a * s_b * rho_b
+    alpha = np.arctan2(dy, dx) - s_a * np.arccos(min(max(k / dist, -1.0), 1.0))
+    ca, sa = np.cos(alpha), np.sin(alpha)
+    flip = 1.0 if s_a == s_b else -1.0
+    return (cx_a + rho_a * ca, cy_a + rho_a * sa, cx_b + flip * rho_b * ca, cy_b + flip * rho_b * sa)
+
+
+@njit(cache=True)
+def evaluate_outputs(s, a, out):
+    """All outputs of :func:`output_specs`, in that order, into ``out`` (SI units).
+
+    Reads the state views ``s`` and the diagnostics of the last step in ``a``.
+    """
+    drive = a.drive[0]
+    pulleys = a.pulleys
+    p = pulleys.shape[0]
+    n = s.q.shape[0]
+    crank = drive.crank
+    t = drive.tensioner
+    out[0] = s.arm[0] if t >= 0 else 0.0
+    out[1] = s.arm[0] - drive.arm_installed if t >= 0 else 0.0
+    h = drive.headline
+    out[2] = np.sqrt(a.hub_force[h, 0] ** 2 + a.hub_force[h, 1] ** 2)
+    out[3] = -pulleys[crank].sense * a.belt_torque[crank]
+    speed = 0.0
+    for i in range(n):
+        speed += s.u[i, 0] * a.element_direction[i, 0] + s.u[i, 1] * a.element_direction[i, 1]
+    out[4] = speed / n
+    reference = pulleys[crank].sense * s.omega[crank] * pulleys[crank].radius
+    k = 5
+    for j in range(p):
+        running = pulleys[j].sense * s.omega[j]
+        out[k] = running
+        out[k + 1] = 1.0 - running * pulleys[j].radius / reference if reference != 0.0 else 0.0
+        out[k + 2] = a.hub_force[j, 0]
+        out[k + 3] = a.hub_force[j, 1]
+        out[k + 4] = np.sqrt(a.hub_force[j, 0] ** 2 + a.hub_force[j, 1] ** 2)
+        k += 5
+    # span tensions: mean axial force of the elements in the middle half of each span
+    for j in range(p):
+        b = j + 1 if j + 1 < p else 0
+        x0, y0, x1, y1 = _span_end_points(a.centers[j, 0], a.centers[j, 1], pulleys[j].radius, pulleys[j].sense,
+                                          a.centers[b, 0], a.centers[b, 1], pulleys[b].radius, pulleys[b].sense)
+        dx = x1 - x0
+        dy = y1 - y0
+        length2 = dx * dx + dy * dy
+        length = np.sqrt(length2)
+        total = 0.0
+        count = 0
+        nearest = 0
+        nearest_dist = np.inf
+        for e in range(n):
+            f = e + 1 if e + 1 < n else 0
+            mx = 0.5 * (s.q[e, 0] + s.q[f, 0]) - x0
+            my = 0.5 * (s.q[e, 1] + s.q[f, 1]) - y0
+            along = (mx * dx + my * dy) / length2
+            off = abs(mx * dy - my * dx) / length
+            if 0.25 < along < 0.75 and off < 0.05 * length + 2e-3:
+                total += a.axial_force[e]
+                count += 1
+            centre = (mx - 0.5 * dx) ** 2 + (my - 0.5 * dy) ** 2
+            if centre < nearest_dist:
+                nearest_dist = centre
+                nearest = e
+        out[k] = total / count if count > 0 else a.axial_force[nearest]
+        k += 1

@@ -45,6 +45,7 @@ DRIVE = np.dtype(
         ("contact_c2", "f8"),  # node contact stiffness, linear [N/m]
         ("contact_damping", "f8"),  # node contact damping [N s/m]
         ("crank", "i8"),  # index of the crankshaft pulley
+        ("headline", "i8"),  # index of the pulley whose hub load is `bearing_force`
         ("water_pump", "i8"),  # index of the water pump pulley or -1
         ("crank_sense", "f8"),  # +1 crank turns CCW, -1 CW
         ("tensioner", "i8"),  # index of the tensioner pulley or -1
@@ -122,6 +123,7 @@ class ModelArrays(NamedTuple):
     contact_pulley: np.ndarray  # (n p,) int
     contact_frame: np.ndarray  # (n p, 3): unit normal x, y (pulley centre to node), distance [m]
     contact_count: np.ndarray  # (1,) int
+    rebuild_countdown: np.ndarray  # (1,) int: steps until the neighbour lists are rebuilt
     hub_force: np.ndarray  # (p, 2) force of the belt on each pulley [N]
     belt_torque: np.ndarray  # (p,) torque of the belt on each pulley, CCW [N m]
     centers: np.ndarray  # (p, 2) current pulley centres [m]
@@ -184,6 +186,7 @@ def allocate_arrays(drive: np.ndarray, contact_law: np.ndarray, arm_law: np.ndar
         contact_pulley=np.zeros(n * p, dtype=np.int64),
         contact_frame=np.zeros((n * p, 3)),
         contact_count=np.zeros(1, dtype=np.int64),
+        rebuild_countdown=np.zeros(1, dtype=np.int64),
         hub_force=np.zeros((p, 2)),
         belt_torque=np.zeros(p),
         centers=np.zeros((p, 2)),

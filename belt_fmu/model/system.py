@@ -21,7 +21,7 @@ import numpy as np
 from . import initialization as init
 from .geometry import BeltPath, cord_radius, crank_sense, wrap_senses
 from .integrator import NOT_FINITE, OK, OVERSTRETCHED, StateViews, advance, table_torque
-from .outputs import output_specs, span_names, span_tensions
+from .outputs import evaluate_outputs, output_specs
 from .state import DRIVE, FRICTION_LAW, FRICTION_LAWS, LAW_TANH, PULLEY, StateLayout, allocate_arrays
 
 #: fraction of the stability limit used as time step
@@ -93,8 +93,8 @@ class BeltDrive:
         self.dt = stable_time_step(self.drive[0], contact_law[0])
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
-        self._headline = self.pulley_names.index(layout.headline_pulley_name)
-        self._inputs = (0.0, 0.0)
+        self.output_names = [spec.name for spec in self.specs]
+        self.output_values = np.zeros(len(self.specs))
 
     # ------------------------------------------------------------------ construction
     @staticmethod
@@ -140,6 +140,7 @@ class BeltDrive:
         r["contact_c2"] = contact.stiffness_linear_N_per_m2 * l0
         r["contact_damping"] = contact.damping_Ns_per_m2 * l0
         r["crank"] = layout.crank_index
+        r["headline"] = [p.name for p in layout.pulleys].index(layout.headline_pulley_name)
         r["water_pump"] = -1 if layout.water_pump_index is None else layout.water_pump_index
         r["crank_sense"] = crank_sense(layout)
         r["tensioner"] = geom.tensioner
@@ -253,8 +254,8 @@ class BeltDrive:
         else:
             psi, span, march = init.solve_running_state(geom, self.rest_length, offsets, centrifugal)
         self._place(psi, span, march, crank_speed)
+        self.arrays.rebuild_countdown[0] = 0
         self.time = 0.0
-        self._inputs = (crank_speed, water_pump_torque)
         if settle_time > 0.0:
             self.advance(settle_time, crank_speed, water_pump_torque)
             self.time = 0.0
@@ -293,7 +294,6 @@ class BeltDrive:
         dt = interval / n_steps
         omega = self.drive[0]["crank_sense"] * crank_speed
         status, taken = advance(self.views, self.arrays, n_steps, dt, omega, water_pump_torque)
-        self._inputs = (crank_speed, water_pump_torque)
         if status != OK:
             when = self.time + taken * dt
             what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
@@ -308,42 +308,14 @@ class BeltDrive:
         """Nominal cord path for the current tensioner position."""
         return BeltPath.from_circles(self.arrays.centers, self.geometry.radii, self.geometry.senses)
 
-    def span_tensions(self) -> np.ndarray:
-        return span_tensions(self.views.q, self.arrays.axial_force, self.current_path())
-
     def outputs(self) -> dict:
-        """Current values of every output in :attr:`specs` (SI units)."""
-        s = self.views
-        a = self.arrays
-        d = self.drive[0]
-        geom = self.geometry
-        sense = geom.senses
-        speed = sense * s.omega
-        crank = geom.crank
-        out = {
-            "tensioner_angle": float(s.arm[0]) if geom.tensioner >= 0 else 0.0,
-            "tensioner_angle_rel": float(s.arm[0] - d["arm_installed"]) if geom.tensioner >= 0 else 0.0,
-            "bearing_force": float(np.hypot(*a.hub_force[self._headline])),
-            "crank_torque": float(-sense[crank] * a.belt_torque[crank]),
-            "belt_speed": self.belt_speed(),
-        }
-        ref = speed[crank] * geom.radii[crank]
-        for j, name in enumerate(self.pulley_names):
-            out[f"speed_{name}"] = float(speed[j])
-            out[f"slip_{name}"] = float(1.0 - speed[j] * geom.radii[j] / ref) if ref != 0.0 else 0.0
-            out[f"hub_force_x_{name}"] = float(a.hub_force[j, 0])
-            out[f"hub_force_y_{name}"] = float(a.hub_force[j, 1])
-            out[f"hub_force_{name}"] = float(np.hypot(*a.hub_force[j]))
-        for name, tension in zip(span_names(self.pulley_names), self.span_tensions()):
-            out[f"span_tension_{name}"] = float(tension)
-        return out
+        """Current values of every output in :attr:`specs` (SI units), by name."""
+        return dict(zip(self.output_names, self.evaluate_outputs().tolist()))
 
-    def belt_speed(self) -> float:
-        """Mean cord speed along the belt [m/s] (positive in the running direction)."""
-        q, u = self.views.q, self.views.u
-        chord = np.roll(q[:, :2], -1, axis=0) - q[:, :2]
-        chord /= np.hypot(chord[:, 0], chord[:, 1])[:, None]
-        return float(np.mean(np.sum(u[:, :2] * chord, axis=1)))
+    def evaluate_outputs(self) -> np.ndarray:
+        """Current output values in :attr:`specs` order, in a reused array (fast path)."""
+        evaluate_outputs(self.views, self.arrays, self.output_values)
+        return self.output_values
 
     # ------------------------------------------------------------------ state
     def get_state(self) -> np.ndarray:
@@ -367,6 +339,7 @@ class BeltDrive:
         for part in parts:
             part.reshape(-1)[:] = saved[k:k + part.size]
             k += part.size
+        self.arrays.rebuild_countdown[0] = 0
 
 
 def _effective_mu(layout, pulley) -> float:
