@@ -119,7 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0,
                      metavar="NM",
                      help="water-pump load torque [N m], positive against its rotation (default: %(default)g)")
-    run.add_argument("--output-interval", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1e-3,
+    run.add_argument("--output-interval", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1e-4,
                      metavar="SECONDS",
                      help="output sampling interval [s] (default: %(default)g)")
     run.add_argument("--out", metavar="CSV", help="write the results table to this CSV file")
@@ -244,7 +244,7 @@ def _layout_command(args) -> int:
 
 def _simulate_command(args) -> int:
     from .layout import load_layout
-    from .simulate import simulate
+    from .simulation import simulate
 
     if args.output_interval > args.t_end:
         args.error(f"argument --output-interval: {args.output_interval:g} s must be <= --t-end ({args.t_end:g} s)")

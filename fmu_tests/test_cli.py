@@ -40,7 +40,7 @@ def test_simulate_writes_a_csv_with_units_and_a_plot(tmp_path, capsys):
     header = csv.read_text().splitlines()[0].split(",")
     assert header[:3] == ["time [s]", "crank_speed_input [rad/s]", "water_pump_torque_input [N.m]"]
     assert "bearing_force [N]" in header and "tensioner_angle [rad]" in header
-    assert len(csv.read_text().splitlines()) == 1 + 11  # header, t = 0 ... 0.01 s every 1 ms
+    assert len(csv.read_text().splitlines()) == 1 + 101  # header, t = 0 ... 0.01 s every 0.1 ms
     assert figure.read_bytes().startswith(PNG_SIGNATURE)
     for name in ("tensioner_angle", "bearing_force", "crank_torque", "span_tension_crank_tensioner",
                  "speed_water_pump", "slip_water_pump", "real-time factor"):
@@ -99,7 +99,7 @@ def test_divergence_exits_3_with_its_message(monkeypatch, capsys):
         raise DivergenceError("integration diverged at t = 0.001 s: non-finite state values")
 
     # the package's name `simulate` is the function; the module is only in sys.modules
-    monkeypatch.setattr(importlib.import_module("belt_fmu.simulate"), "simulate", diverge)
+    monkeypatch.setattr(importlib.import_module("belt_fmu.simulation"), "simulate", diverge)
     assert main(["simulate", "--t-end", "0.01"]) == EXIT_MODEL
     err = capsys.readouterr().err
     assert "integration diverged at t = 0.001 s" in err and "Traceback" not in err

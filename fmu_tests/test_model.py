@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from belt_fmu import BeltDrive, DivergenceError, load_layout, simulate
-from belt_fmu.simulate import RPM
+from belt_fmu.simulation import RPM
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 from belt_fmu import load_layout
 from belt_fmu.model.system import BeltDrive
 from belt_fmu.postprocess import polygon_filter, polygon_frequency
-from belt_fmu.simulate import RPM, simulate
+from belt_fmu.simulation import RPM, simulate
 
 SAMPLE = 1e-4  # [s]
 

@@ -34,6 +34,10 @@ from .geometry import BeltPath
 SAMPLE_SPACING = 2.0e-5  # [m] resolution of the sampled cord path used for node placement
 
 
+class InitializationError(ValueError):
+    """The layout has no steady running state for the requested inputs."""
+
+
 @dataclass
 class TensionProfile:
     """Steady tension along the belt: span tensions and per-pulley exit slip arcs."""
@@ -130,7 +134,8 @@ class PathSampler:
             dist = np.hypot(ahead[:, 0] - pos[0], ahead[:, 1] - pos[1])
             hit = int(np.argmax(dist >= chord))
             if dist[hit] < chord or j + hit >= len(pts):
-                raise RuntimeError("node placement failed: an element is longer than the path allows")
+                raise InitializationError("node placement failed: an element is longer than the path allows "
+                                          "(tension beyond what the belt can carry)")
             # the node lies on the sample segment (a, b) = (j + hit - 1, j + hit), at the exact chord
             a = j + hit - 1
             d = pts[a + 1] - pts[a]
@@ -240,7 +245,10 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
         def residual(level):
             return geom.closure(geom.arm_installed, offsets + level, centrifugal, rest_length)[0]
 
-        level = brentq(residual, -0.05 * ea - offsets.max(), 0.05 * ea, xtol=1e-10)
+        try:
+            level = brentq(residual, -0.05 * ea - offsets.max(), 0.05 * ea, xtol=1e-10)
+        except ValueError as exc:
+            raise InitializationError(f"no belt tension closes the loop: {exc}") from None
         span = offsets + level
         return geom.arm_installed, span, geom.closure(geom.arm_installed, span, centrifugal, rest_length)[1]
 
@@ -260,10 +268,6 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
     psi = _bracketed_root(residual, geom.arm_installed, arm_bounds)
     span = offsets + level_at(psi)
     return psi, span, geom.closure(psi, span, centrifugal, rest_length)[1]
-
-
-class InitializationError(ValueError):
-    """The layout has no steady running state for the requested inputs."""
 
 
 def _bracketed_root(func, start, bounds):

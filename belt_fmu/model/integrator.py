@@ -68,20 +68,28 @@ def table_torque(table, start, stop, speed):
 
 
 @njit(cache=True)
-def pulley_load_torque(drive, pulley, index, omega, water_pump_torque, table):
-    """External torque on a pulley [N m, CCW]: bearing loss, water-pump input, load table.
+def pulley_loads(drive, pulley, index, omega, water_pump_torque, table):
+    """External load on a pulley: (resisting torque >= 0 [N m], driving torque [N m]).
 
-    Load torques are given positive against the pulley's running direction ``sense``.
+    Load torques are given positive against the pulley's rotation (the water-pump input, the
+    accessory tables at the current running speed); they resist motion whichever way it
+    goes and cannot drive the pulley backwards. A negative value is a torque driving the
+    pulley in its running direction.
     """
-    torque = -pulley.bearing_damping * omega
+    resisting = 0.0
+    driving = 0.0
     if index == drive.water_pump:
-        torque -= pulley.sense * water_pump_torque
+        if water_pump_torque >= 0.0:
+            resisting += water_pump_torque
+        else:
+            driving -= water_pump_torque
     if pulley.table_stop > pulley.table_start:
-        running = pulley.sense * omega
-        # a load opposes motion; the smooth sign keeps the torque continuous at standstill
-        torque -= pulley.sense * table_torque(table, pulley.table_start, pulley.table_stop,
-                                              abs(running)) * np.tanh(running / 0.1)
-    return torque
+        torque = table_torque(table, pulley.table_start, pulley.table_stop, abs(omega))
+        if torque >= 0.0:
+            resisting += torque
+        else:
+            driving -= torque
+    return resisting, driving
 
 
 @njit(cache=True)
@@ -258,8 +266,12 @@ def step(s, a, dt, crank_omega, water_pump_torque):
         s.u[i, 2] += dt * a.node_force[i, 2] * inv_j
     for j in range(n_pulleys):
         if j != drive.crank:
-            s.omega[j] += dt * pulley_load_torque(drive, pulleys[j], j, s.omega[j], water_pump_torque,
-                                                  a.table) / pulleys[j].inertia
+            inertia = pulleys[j].inertia
+            resisting, driving = pulley_loads(drive, pulleys[j], j, s.omega[j], water_pump_torque, a.table)
+            free = s.omega[j] + dt * (pulleys[j].sense * driving - pulleys[j].bearing_damping * s.omega[j]) / inertia
+            # a resisting load is a Coulomb-like torque against the motion: implicit, like friction
+            s.omega[j] = free if resisting == 0.0 else implicit_friction(a.load_law[0], resisting, 1.0, free, 0.0,
+                                                                         0.0, inertia, dt, s.omega[j])[1]
     implicit_axial_correction(s, a, dt)
 
     # Implicit friction, contact by contact, each impulse shared with the pulley (docstring).

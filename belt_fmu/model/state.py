@@ -105,6 +105,7 @@ class ModelArrays(NamedTuple):
     drive: np.ndarray  # (1,) DRIVE record
     contact_law: np.ndarray  # (1,) FRICTION_LAW of the belt-pulley contacts
     arm_law: np.ndarray  # (1,) FRICTION_LAW of the tensioner arm pivot (tanh, rad/s)
+    load_law: np.ndarray  # (1,) FRICTION_LAW of pulley load torques against rotation (tanh, rad/s)
     pulleys: np.ndarray  # (p,) PULLEY records
     table: np.ndarray  # (k, 2) accessory load tables: speed [rad/s], torque [N m]
     # diagnostics of the last step, overwritten every step:
@@ -162,14 +163,15 @@ class StateLayout:
         }
 
 
-def allocate_arrays(drive: np.ndarray, contact_law: np.ndarray, arm_law: np.ndarray, pulleys: np.ndarray,
-                    table: np.ndarray) -> ModelArrays:
+def allocate_arrays(drive: np.ndarray, contact_law: np.ndarray, arm_law: np.ndarray, load_law: np.ndarray,
+                    pulleys: np.ndarray, table: np.ndarray) -> ModelArrays:
     n = int(drive[0]["n_nodes"])
     p = len(pulleys)
     return ModelArrays(
         drive=drive,
         contact_law=contact_law,
         arm_law=arm_law,
+        load_law=load_law,
         pulleys=pulleys,
         table=table,
         node_force=np.zeros((n, 3)),

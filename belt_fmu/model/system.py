@@ -29,6 +29,8 @@ STEP_SAFETY = 0.8
 #: accuracy bound on the time step [s]: the implicit axial part damps modes with
 #: w dt ~ 1 numerically, so keep w dt < 0.1 up to ~800 Hz (polygon frequencies are higher)
 MAX_STEP = 2.0e-5
+#: [rad/s] a load torque resisting rotation reaches 99.9 % of its value at this speed
+LOAD_SPEED_THRESHOLD = 0.1
 #: time [s] the reset lets the drive run at its initial inputs to settle (dynamic relaxation)
 SETTLE_TIME = 0.15
 
@@ -85,8 +87,8 @@ class BeltDrive:
         self.rest_length = rest_length
         self.drive = self._drive_record(layout, self.geometry, rest_length)
         self.pulleys, table = self._pulley_records(layout, self.geometry)
-        contact_law, arm_law = self._friction_laws(layout, self.drive[0])
-        self.arrays = allocate_arrays(self.drive, contact_law, arm_law, self.pulleys, table)
+        contact_law, arm_law, load_law = self._friction_laws(layout, self.drive[0])
+        self.arrays = allocate_arrays(self.drive, contact_law, arm_law, load_law, self.pulleys, table)
         self.state_layout = StateLayout(n, len(layout.pulleys))
         self.y = self.state_layout.new()
         self.views = StateViews(**self.state_layout.views(self.y))
@@ -171,8 +173,9 @@ class BeltDrive:
         return d
 
     @staticmethod
-    def _friction_laws(layout, drive) -> tuple[np.ndarray, np.ndarray]:
-        """FRICTION_LAW records of the belt-pulley contacts and of the tensioner arm pivot."""
+    def _friction_laws(layout, drive) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """FRICTION_LAW records of the belt-pulley contacts, the tensioner arm pivot and the
+        pulley load torques (a load resists rotation; below ~0.1 rad/s it fades smoothly)."""
         friction = layout.friction
         contact = np.zeros(1, FRICTION_LAW)
         c = contact[0]
@@ -191,7 +194,10 @@ class BeltDrive:
         arm[0]["law"] = LAW_TANH
         arm[0]["velocity_threshold"] = (layout.tensioner.friction_velocity_threshold_rad_per_s
                                         if layout.tensioner is not None else 1.0)
-        return contact, arm
+        load = np.zeros(1, FRICTION_LAW)
+        load[0]["law"] = LAW_TANH
+        load[0]["velocity_threshold"] = LOAD_SPEED_THRESHOLD
+        return contact, arm, load
 
     @staticmethod
     def _pulley_records(layout, geom):
@@ -235,30 +241,37 @@ class BeltDrive:
         """
         _check_inputs(crank_speed, water_pump_torque)
         geom = self.geometry
-        d = self.drive[0]
-        ea = geom.axial_stiffness
         crank = geom.crank
         # belt speed from the crank, running speeds by radius ratio (eq. 12.20)
         belt_speed = abs(crank_speed) * geom.radii[crank]
         speeds = belt_speed / geom.radii
         centrifugal = geom.mass_per_length * belt_speed ** 2
-        offsets = init.span_tension_offsets(BeltPath.from_circles(geom.centers, geom.radii, geom.senses),
-                                            crank, self.load_torques(speeds, water_pump_torque))
-        if geom.tensioner >= 0:
-            def spring_torque(psi):
-                return d["spring_sense"] * d["spring_preload"] - d["spring_rate"] * (psi - d["arm_installed"])
-
-            bounds = (d["stop_min"], d["stop_max"])
-            psi, span, march = init.solve_running_state(geom, self.rest_length, offsets, centrifugal,
-                                                        spring_torque, bounds)
-        else:
-            psi, span, march = init.solve_running_state(geom, self.rest_length, offsets, centrifugal)
+        path = BeltPath.from_circles(geom.centers, geom.radii, geom.senses)
+        loaded = init.span_tension_offsets(path, crank, self.load_torques(speeds, water_pump_torque))
+        try:
+            psi, span, march = self._running_state(loaded, centrifugal)
+        except init.InitializationError:
+            # the loads need tensions the belt cannot carry (it will slip): start unloaded
+            # and let the dynamics apply them
+            psi, span, march = self._running_state(np.zeros_like(loaded), centrifugal)
         self._place(psi, span, march, crank_speed)
         self.arrays.rebuild_countdown[0] = 0
         self.time = 0.0
         if settle_time > 0.0:
             self.advance(settle_time, crank_speed, water_pump_torque)
             self.time = 0.0
+
+    def _running_state(self, offsets, centrifugal):
+        geom = self.geometry
+        d = self.drive[0]
+        if geom.tensioner < 0:
+            return init.solve_running_state(geom, self.rest_length, offsets, centrifugal)
+
+        def spring_torque(psi):
+            return d["spring_sense"] * d["spring_preload"] - d["spring_rate"] * (psi - d["arm_installed"])
+
+        return init.solve_running_state(geom, self.rest_length, offsets, centrifugal, spring_torque,
+                                        (d["stop_min"], d["stop_max"]))
 
     def _place(self, psi, span, march, crank_speed):
         path, sampler, nodes, index = march

@@ -54,6 +54,9 @@ class Results:
         header = ",".join(f"{n} [{self.units[n]}]" for n in self.columns)
         data = np.column_stack([self.columns[n] for n in self.columns])
         fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", suffix=".csv.tmp")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a results file is not
         try:
             with os.fdopen(fd, "w") as f:
                 np.savetxt(f, data, delimiter=",", header=header, comments="", fmt="%.9g")
