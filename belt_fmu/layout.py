@@ -42,6 +42,7 @@ __all__ = [
     "Pulley",
     "Tensioner",
     "load_layout",
+    "load_layout_data",
     "load_layout_text",
     "validate",
 ]
@@ -391,6 +392,20 @@ class Layout:
         header = "# belt drive layout; format: docs/layout-format.md\n\n"
         return header + "\n".join(_toml_table(name, table) for name, table in tables)
 
+    def to_data(self) -> dict:
+        """The layout as plain data (the parsed-TOML form, None omitted, tuples as lists);
+        :func:`load_layout_data` reads it back to an equal Layout. JSON-serializable."""
+
+        def table(obj) -> dict:
+            return {f.name: list(v) if isinstance(v, tuple) else v
+                    for f in dataclasses.fields(obj) if (v := getattr(obj, f.name)) is not None}
+
+        data = {"drive": table(self.drive), "belt": table(self.belt), "contact": table(self.contact),
+                "friction": table(self.friction), "pulleys": [table(p) for p in self.pulleys]}
+        if self.tensioner is not None:
+            data["tensioner"] = table(self.tensioner)
+        return data
+
     def write(self, path, overwrite: bool = False) -> Path:
         """Write :meth:`to_toml` to ``path`` and return it as a Path. An existing file is
         replaced only if ``overwrite``; otherwise FileExistsError names it."""
@@ -615,6 +630,13 @@ def _check_pivot(report: _Report, tensioner: dict[str, Any], pulleys: list[dict[
             report.bad("tensioner.pivot_m", pivot, f"must differ from pulleys[{i}].center_m (arm length > 0)")
 
 
+def _check_preload(report: _Report, belt: dict[str, Any], tensioner: Any) -> None:
+    """Without a pretension the spring preload cannot be derived (seed 000 eqs. 12.23-12.24)."""
+    if isinstance(tensioner, dict) and "preload_Nm" not in tensioner and "unstretched_length_m" in belt:
+        report.note("tensioner.preload_Nm", "missing; required when the belt is given by "
+                   "unstretched_length_m (it is derived from pretension_N otherwise)")
+
+
 def _check_overlap(report: _Report, pulleys: list[dict[str, Any]], thickness: float | None) -> None:
     """No two pulleys overlap: centre distance > r_a + r_b + belt thickness."""
     if thickness is None:
@@ -662,6 +684,7 @@ def validate(data: dict, source: str) -> list[str]:
         _check_names_and_roles(report, pulleys, "tensioner" in data)
     _check_headline(report, valid.get("drive", {}), pulleys)
     _check_pivot(report, valid.get("tensioner", {}), pulleys)
+    _check_preload(report, valid.get("belt", {}), data.get("tensioner"))
     _check_overlap(report, pulleys, valid.get("belt", {}).get("thickness_m"))
     return report.problems
 
@@ -698,6 +721,13 @@ def load_layout_text(text: str, source: str = "<string>") -> Layout:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise LayoutError(source, [f"{source}: invalid TOML: {err}"]) from None
+    return load_layout_data(data, source)
+
+
+def load_layout_data(data: dict, source: str = "<data>") -> Layout:
+    """Validate and build a layout from its parsed form (what TOML or :meth:`Layout.to_data`
+    gives); raises LayoutError with every problem, including whether the belt can wrap the
+    pulleys in the given order."""
     problems = validate(data, source)
     if problems:
         raise LayoutError(source, problems)
@@ -710,15 +740,11 @@ def load_layout_text(text: str, source: str = "<string>") -> Layout:
         tensioner=_build(Tensioner, data["tensioner"]) if "tensioner" in data else None,
         source=source,
     )
-    try:
-        from .model.geometry import wrap_problems
-    except ImportError as err:  # geometry not written yet: skip only that check
-        if err.name not in (f"{__package__}.model", f"{__package__}.model.geometry"):
-            raise
-    else:
-        problems = wrap_problems(layout)
-        if problems:
-            raise LayoutError(source, problems)
+    from .model.geometry import wrap_problems
+
+    problems = wrap_problems(layout)
+    if problems:
+        raise LayoutError(source, problems)
     return layout
 
 

@@ -394,3 +394,23 @@ def test_malformed_tables(data, problem):
 def test_layout_equality_ignores_source(layout_file):
     assert load_layout(layout_file) == load_layout_text(VALID)
     assert isinstance(load_layout_text(VALID), Layout)
+
+
+def test_layout_round_trips_through_plain_data(layout_file):
+    """The FMU carries its layout as JSON: to_data / load_layout_data must be exact."""
+    import json
+
+    from belt_fmu.layout import load_layout_data
+
+    layout = load_layout(layout_file)
+    again = load_layout_data(json.loads(json.dumps(layout.to_data())), source="<json>")
+    assert again == layout
+
+
+def test_unstretched_length_with_tensioner_needs_a_preload(tmp_path):
+    text = VALID.replace("pretension_N = 400.0", "unstretched_length_m = 1.0")
+    path = tmp_path / "drive.toml"
+    path.write_text(text)
+    with pytest.raises(LayoutError) as err:
+        load_layout(path)
+    assert "tensioner.preload_Nm" in str(err.value) and "unstretched_length_m" in str(err.value)
