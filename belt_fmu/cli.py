@@ -1,4 +1,4 @@
-"""Command line interface: ``belt-fmu layout`` and ``belt-fmu simulate``.
+"""Command line interface: ``belt-fmu layout``, ``simulate``, ``build`` and ``cosim``.
 
 Each subcommand accepts only its own options. The model (numba), matplotlib and tqdm are
 imported inside the command that needs them.
@@ -128,6 +128,44 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"show a progress bar (default: when --t-end > {PROGRESS_MIN_T_END:g} s "
                           "and stderr is a terminal)")
     run.set_defaults(run=_simulate_command, error=run.error)
+
+    build = commands.add_parser(
+        "build", help="build an FMI 2.0 co-simulation FMU of a drive",
+        description="Build an FMI 2.0 co-simulation FMU (PythonFMU) carrying the model and the layout. "
+                    "The target machine needs Python >= 3.10 with numpy, scipy and numba.",
+    )
+    build.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    build.add_argument("-o", "--output", default="BeltDrive.fmu", metavar="FMU",
+                       help="FMU file to write (default: %(default)s)")
+    build.add_argument("--rpm", type=_real("a finite crank speed >= 0 [rpm]", lambda x: x >= 0.0), default=800.0,
+                       metavar="RPM", help="start value of the crank_speed input [rpm] (default: %(default)g)")
+    build.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0, metavar="NM",
+                       help="start value of the water_pump_torque input [N m] (default: %(default)g)")
+    build.add_argument("--no-warm", dest="warm", action="store_false",
+                       help="skip compiling the model's kernels into the per-user cache after the build")
+    build.set_defaults(run=_build_command, error=build.error)
+
+    cosim = commands.add_parser(
+        "cosim", help="co-simulate an FMU with fmpy at constant inputs; summary, CSV and plot",
+        description="Load a belt_fmu FMU with fmpy and co-simulate it with fixed communication steps at a "
+                    "constant crank speed and water-pump torque. Prints the same summary as simulate, the "
+                    "load time and the real-time factor.",
+    )
+    cosim.add_argument("fmu", metavar="FMU", help="the FMU file (from belt-fmu build)")
+    cosim.add_argument("--rpm", type=_real("a finite crank speed >= 0 [rpm]", lambda x: x >= 0.0), default=800.0,
+                       metavar="RPM", help="crank speed [rpm] (default: %(default)g)")
+    cosim.add_argument("--t-end", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1.0,
+                       metavar="SECONDS", help="simulated time [s] (default: %(default)g)")
+    cosim.add_argument("--step", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1e-4,
+                       metavar="SECONDS", help="communication step [s] (default: %(default)g)")
+    cosim.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0, metavar="NM",
+                       help="water-pump load torque [N m], positive against its rotation (default: %(default)g)")
+    cosim.add_argument("--out", metavar="CSV", help="write the results table to this CSV file")
+    cosim.add_argument("--plot", metavar="FIGURE", help="plot the results to this file (.png, .pdf or .svg)")
+    cosim.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help=f"show a progress bar (default: when --t-end > {PROGRESS_MIN_T_END:g} s "
+                            "and stderr is a terminal)")
+    cosim.set_defaults(run=_cosim_command, error=cosim.error)
     return parser
 
 
@@ -274,6 +312,80 @@ def _simulate_command(args) -> int:
     return 0 if ok else EXIT_OUTPUT
 
 
+# ---------------------------------------------------------------------------------------------
+# belt-fmu build, belt-fmu cosim
+# ---------------------------------------------------------------------------------------------
+
+
+def _build_command(args) -> int:
+    from .build import build_fmu
+    from .simulation import RPM
+
+    if args.layout is not None and _same_file(Path(args.output), Path(args.layout)):
+        args.error(f"argument -o/--output: {args.output} is the input layout file; refusing to overwrite it")
+    if not Path(args.output).resolve().parent.is_dir():
+        args.error(f"argument -o/--output: directory {Path(args.output).parent} does not exist")
+    if not args.output.endswith(".fmu"):
+        args.error(f"argument -o/--output: {args.output} must end in .fmu")
+    start = time.perf_counter()
+    path = build_fmu(args.layout, args.output, crank_speed=args.rpm * RPM,
+                     water_pump_torque=args.water_pump_torque, warm_cache=args.warm)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - start:.3g} s"
+          + (" (kernels compiled into the per-user cache)" if args.warm else ""))
+    return 0
+
+
+def _cosim_command(args) -> int:
+    from .cosim import cosimulate
+    from .layout import load_layout_data
+
+    if not Path(args.fmu).is_file():
+        args.error(f"argument FMU: {args.fmu}: no such file")
+    _check_outputs(args.error, args.fmu, {"--out": args.out, "--plot": args.plot})
+    global _LOADED_FMU
+    _LOADED_FMU = True
+    start = time.perf_counter()
+    with _progress_bar(args) as progress:
+        results = cosimulate(args.fmu, rpm=args.rpm, water_pump_torque=args.water_pump_torque, t_end=args.t_end,
+                             step_size=args.step, progress=progress,
+                             log=lambda level, text: print(f"[{level}] {text}", file=sys.stderr))
+    total = time.perf_counter() - start
+    layout = load_layout_data(results.layout_data, f"{args.fmu}:resources/layout.json")
+    print(f"FMU: {args.fmu} ({layout.drive.name}), co-simulated with fmpy")
+    print(f"inputs: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, "
+          f"{args.t_end:g} s in communication steps of {args.step:g} s")
+    print()
+    print(_summary(results, layout))
+    print()
+    print(f"load time: {results.load_time:.3g} s (unpack, instantiate, initialize)")
+    print(f"wall time: {results.wall_time:.3g} s stepping, {total:.3g} s in all")
+    print(f"real-time factor: {results.real_time_factor:.3g} (simulated time / stepping wall time)")
+    ok = True
+    if args.out is not None:
+        ok &= _write("--out", args.out, results.to_csv)
+    if args.plot is not None:
+        from .plots import plot_results, save_figure
+
+        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_results(results, layout), p))
+    return 0 if ok else EXIT_OUTPUT
+
+
+#: set once an FMU was loaded in this process (see console_main)
+_LOADED_FMU = False
+
+
+def console_main() -> None:
+    """Entry point of the ``belt-fmu`` command. After loading a PythonFMU FMU the process
+    ends with os._exit: PythonFMU 0.7.0 has a use-after-free at interpreter exit that aborts
+    about one run in 90, after all work is done."""
+    status = main()
+    if _LOADED_FMU:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+    sys.exit(status)
+
+
 @contextlib.contextmanager
 def _progress_bar(args):
     """A ``progress(t)`` callback drawing a tqdm bar on stderr, or None if not wanted."""
@@ -285,7 +397,7 @@ def _progress_bar(args):
         return
     from tqdm import tqdm
 
-    with tqdm(total=args.t_end, desc="simulate", file=sys.stderr, leave=False,
+    with tqdm(total=args.t_end, desc=args.command, file=sys.stderr, leave=False,
               bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]") as bar:
         yield lambda t: bar.update(t - bar.n)
 
@@ -310,4 +422,4 @@ def _summary(results, layout) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

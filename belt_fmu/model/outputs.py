@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .drive import update_pulley_centers
 from .geometry import BeltPath
 
 
@@ -108,6 +109,7 @@ def evaluate_outputs(s, a, out):
     p = pulleys.shape[0]
     n = s.q.shape[0]
     crank = drive.crank
+    update_pulley_centers(drive, pulleys, s.arm, a.centers, a.center_velocity)
     t = drive.tensioner
     out[0] = s.arm[0] if t >= 0 else 0.0
     out[1] = s.arm[0] - drive.arm_installed if t >= 0 else 0.0
@@ -136,6 +138,10 @@ def evaluate_outputs(s, a, out):
         dx = x1 - x0
         dy = y1 - y0
         length2 = dx * dx + dy * dy
+        if not length2 > 0.0:  # no span geometry (non-finite state)
+            out[k] = np.nan
+            k += 1
+            continue
         length = np.sqrt(length2)
         total = 0.0
         count = 0

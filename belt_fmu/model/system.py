@@ -20,7 +20,8 @@ import numpy as np
 
 from . import initialization as init
 from .geometry import BeltPath, cord_radius, crank_sense, wrap_senses
-from .integrator import NOT_FINITE, OK, OVERSTRETCHED, StateViews, advance, table_torque
+from .drive import table_torque
+from .integrator import NOT_FINITE, OK, OVERSTRETCHED, StateViews, advance_and_report
 from .outputs import evaluate_outputs, output_specs
 from .state import DRIVE, FRICTION_LAW, FRICTION_LAWS, LAW_TANH, PULLEY, StateLayout, allocate_arrays
 
@@ -29,6 +30,11 @@ STEP_SAFETY = 0.8
 #: accuracy bound on the time step [s]: the implicit axial part damps modes with
 #: w dt ~ 1 numerically, so keep w dt < 0.1 up to ~800 Hz (polygon frequencies are higher)
 MAX_STEP = 2.0e-5
+#: Inputs the model accepts: the crank turns forwards (the initialization builds a running
+#: state in the running direction) and below 1500 rad/s (14 300 rpm; belt speeds beyond that
+#: are outside any automotive drive); water-pump torque magnitudes up to 1 kN m.
+CRANK_SPEED_RANGE = (0.0, 1500.0)  # [rad/s]
+WATER_PUMP_TORQUE_RANGE = (-1000.0, 1000.0)  # [N m]
 #: [rad/s] a load torque resisting rotation reaches 99.9 % of its value at this speed
 LOAD_SPEED_THRESHOLD = 0.1
 #: time [s] the reset lets the drive run at its initial inputs to settle (dynamic relaxation)
@@ -239,7 +245,7 @@ class BeltDrive:
         then relaxed by running the model itself for ``settle_time`` [s] at these inputs, so
         that the run starts from the model's own equilibrium without a start-up transient.
         """
-        _check_inputs(crank_speed, water_pump_torque)
+        check_inputs(crank_speed, water_pump_torque)
         geom = self.geometry
         crank = geom.crank
         # belt speed from the crank, running speeds by radius ratio (eq. 12.20)
@@ -260,6 +266,8 @@ class BeltDrive:
         if settle_time > 0.0:
             self.advance(settle_time, crank_speed, water_pump_torque)
             self.time = 0.0
+        else:
+            self.evaluate_outputs()
 
     def _running_state(self, offsets, centrifugal):
         geom = self.geometry
@@ -298,7 +306,7 @@ class BeltDrive:
 
     def advance(self, interval: float, crank_speed: float, water_pump_torque: float) -> None:
         """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
-        _check_inputs(crank_speed, water_pump_torque)
+        check_inputs(crank_speed, water_pump_torque)
         if not (interval >= 0.0 and math.isfinite(interval)):
             raise ValueError(f"interval must be a finite time >= 0 s, got {interval!r}")
         if interval == 0.0:
@@ -306,7 +314,8 @@ class BeltDrive:
         n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
         dt = interval / n_steps
         omega = self.drive[0]["crank_sense"] * crank_speed
-        status, taken = advance(self.views, self.arrays, n_steps, dt, omega, water_pump_torque)
+        status, taken = advance_and_report(self.views, self.arrays, n_steps, dt, omega, water_pump_torque,
+                                           self.output_values)
         if status != OK:
             when = self.time + taken * dt
             what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
@@ -323,10 +332,11 @@ class BeltDrive:
 
     def outputs(self) -> dict:
         """Current values of every output in :attr:`specs` (SI units), by name."""
-        return dict(zip(self.output_names, self.evaluate_outputs().tolist()))
+        return dict(zip(self.output_names, self.output_values.tolist()))
 
     def evaluate_outputs(self) -> np.ndarray:
-        """Current output values in :attr:`specs` order, in a reused array (fast path)."""
+        """Recompute :attr:`output_values` (outputs in :attr:`specs` order) from the state;
+        :meth:`advance`, :meth:`reset` and :meth:`set_state` keep them current already."""
         evaluate_outputs(self.views, self.arrays, self.output_values)
         return self.output_values
 
@@ -353,6 +363,7 @@ class BeltDrive:
             part.reshape(-1)[:] = saved[k:k + part.size]
             k += part.size
         self.arrays.rebuild_countdown[0] = 0
+        self.evaluate_outputs()
 
 
 def _effective_mu(layout, pulley) -> float:
@@ -362,7 +373,11 @@ def _effective_mu(layout, pulley) -> float:
     return layout.friction.mu_back
 
 
-def _check_inputs(crank_speed, water_pump_torque) -> None:
-    for name, value in (("crank_speed", crank_speed), ("water_pump_torque", water_pump_torque)):
+def check_inputs(crank_speed, water_pump_torque) -> None:
+    """Refuse inputs the model is not made for, naming the input, the value and the range."""
+    for name, value, (low, high), unit in (("crank_speed", crank_speed, CRANK_SPEED_RANGE, "rad/s"),
+                                           ("water_pump_torque", water_pump_torque, WATER_PUMP_TORQUE_RANGE, "N.m")):
         if not isinstance(value, (int, float, np.floating)) or not math.isfinite(value):
             raise ValueError(f"{name} must be a finite number, got {value!r}")
+        if not low <= value <= high:
+            raise ValueError(f"{name} = {value:.6g} {unit} is outside the allowed range [{low:g}, {high:g}] {unit}")

@@ -1,0 +1,167 @@
+"""``belt-fmu build``: pack a layout and the model into an FMI 2.0 co-simulation FMU.
+
+The FMU carries, in its resources: the model package (``belt_fmu_<hash>``, runtime modules
+only), the generated slave script (:mod:`belt_fmu.build.slave_script`), the layout as
+``layout.json`` (what the slave reads: no TOML parser needed on the target) and
+``layout.toml`` (for people), and the inputs' start values. PythonFMU contributes its
+Python-facing module and its native wrapper. The target machine needs a Python >= 3.10 with
+numpy, scipy and numba.
+
+After packing, the modelDescription is completed (:mod:`belt_fmu.build.model_description`),
+the FMU written atomically, and, unless disabled, the model's numba kernels are compiled once
+into the per-user cache the FMU uses, so that loading it starts within seconds.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from .. import __version__
+from ..layout import Layout, load_layout
+from ..model.outputs import output_specs
+from ..slave import INPUTS_RESOURCE, LAYOUT_RESOURCE, PARAMETERS
+from . import model_description
+from .slave_script import TEMPLATE
+
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+#: package files the FMU runs (the command line, plots and this builder stay behind)
+RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "simulation.py", "postprocess.py", "model/*.py")
+CLASS_NAME = "BeltDrive"  # FMI modelIdentifier: binaries/<platform>/BeltDrive.so
+DEFAULT_STEP = 1e-4  # [s] DefaultExperiment step size
+POSITIVE_PARAMETERS = {"belt_pretension", "belt_unstretched_length", "friction_mu", "tensioner_spring_rate",
+                       "tensioner_preload"}
+
+
+def runtime_sources() -> list[Path]:
+    files = []
+    for pattern in RUNTIME_FILES:
+        files += sorted(PACKAGE_ROOT.glob(pattern))
+    return files
+
+
+def package_name() -> str:
+    """``belt_fmu_<hash>``: the model package's name inside FMUs, unique per code version."""
+    digest = hashlib.sha256()
+    for path in runtime_sources():
+        digest.update(path.relative_to(PACKAGE_ROOT).as_posix().encode())
+        digest.update(path.read_bytes())
+    return f"belt_fmu_{digest.hexdigest()[:12]}"
+
+
+def fmu_layout_data(layout: Layout) -> dict:
+    """Layout data for the FMU: the tensioner preload made explicit (seed 000 eqs. 12.23-12.24
+    from the pretension), so that it is an FMU parameter with its value as start."""
+    data = layout.to_data()
+    if layout.tensioner is not None and layout.tensioner.preload_Nm is None:
+        from ..model.system import BeltDrive
+
+        data["tensioner"]["preload_Nm"] = float(BeltDrive(layout).drive[0]["spring_preload"])
+    return data
+
+
+def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 800 * 2 * 3.141592653589793 / 60,
+              water_pump_torque: float = 0.0, warm_cache: bool = True) -> Path:
+    """Build the FMU of the layout file ``layout_path`` (None: the built-in layout) at
+    ``output``. ``crank_speed`` [rad/s] and ``water_pump_torque`` [N m] are the inputs' start
+    values. Returns the FMU's path. Raises LayoutError for a bad layout; never overwrites the
+    layout file."""
+    from pythonfmu.builder import FmuBuilder
+
+    layout = load_layout(layout_path)
+    output = Path(output)
+    if output.suffix != ".fmu":
+        raise ValueError(f"output {output} must end in .fmu")
+    if layout_path is not None and output.resolve() == Path(layout_path).resolve():
+        raise ValueError(f"output {output} would overwrite the layout file")
+    from ..model.system import check_inputs
+
+    check_inputs(crank_speed, water_pump_torque)
+    data = fmu_layout_data(layout)
+    package = package_name()
+    fingerprint = hashlib.sha256(json.dumps([package, data], sort_keys=True).encode()).hexdigest()[:12]
+    module = f"belt_fmu_slave_{fingerprint}"
+
+    with tempfile.TemporaryDirectory(prefix="belt_fmu_build_") as tmp:
+        stage = Path(tmp) / "stage"
+        stage.mkdir()
+        for source in runtime_sources():
+            target = stage / package / source.relative_to(PACKAGE_ROOT)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        (stage / LAYOUT_RESOURCE).write_text(json.dumps(data, indent=1))
+        (stage / "layout.toml").write_text(layout.to_toml())
+        (stage / INPUTS_RESOURCE).write_text(json.dumps({"crank_speed": crank_speed,
+                                                         "water_pump_torque": water_pump_torque}))
+        script = stage / f"{module}.py"
+        script.write_text(TEMPLATE.format(layout_name=layout.drive.name, version=__version__, package=package,
+                                          class_name=CLASS_NAME))
+        packed = FmuBuilder.build_FMU(
+            script, dest=Path(tmp) / "out" / "raw.fmu",
+            project_files=[stage / package, stage / LAYOUT_RESOURCE, stage / "layout.toml", stage / INPUTS_RESOURCE],
+            canGetAndSetFMUstate=True, canSerializeFMUstate=True,
+        )
+        sys.modules.pop(module, None)
+        final = Path(tmp) / "final.fmu"
+        _rewrite(packed, final, layout, data)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(_same_dir_copy(final, output), output)
+    if warm_cache:
+        warm_jit_cache(output)
+    return output
+
+
+def _same_dir_copy(source: Path, output: Path) -> Path:
+    """A copy of ``source`` beside ``output`` (os.replace must not cross file systems)."""
+    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=output.name + ".", suffix=".tmp")
+    os.close(fd)
+    shutil.copyfile(source, tmp)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; an FMU is not
+    return Path(tmp)
+
+
+def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
+    """Copy the FMU zip with its modelDescription completed."""
+    names = [p.name for p in layout.pulleys]
+    units = {"crank_speed": "rad/s", "water_pump_torque": "N.m", "water_pump_speed": "rad/s"}
+    units.update({s.name: s.unit for s in output_specs(names, layout.headline_pulley_name)})
+    units.update({p.name: p.unit for p in PARAMETERS if p.kind is float})
+    ranges = model_description.input_ranges()
+    ranges.update({name: (0.0, None) for name in POSITIVE_PARAMETERS})
+    description = f"{layout.drive.name}: belt-drive dynamics from belt_fmu {__version__}"
+    with zipfile.ZipFile(packed) as src, zipfile.ZipFile(final, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            content = src.read(item.filename)
+            if item.filename == "modelDescription.xml":
+                content = model_description.complete(content, units, ranges, description, DEFAULT_STEP, 1.0)
+            dst.writestr(item, content)
+
+
+def warm_jit_cache(fmu: Path) -> None:
+    """Compile the FMU's kernels into the per-user cache it uses, in a fresh process (the
+    package copy and its numba cache are what the FMU's slave script finds later)."""
+    with tempfile.TemporaryDirectory(prefix="belt_fmu_warm_") as tmp:
+        with zipfile.ZipFile(fmu) as z:
+            z.extractall(tmp)
+        resources = Path(tmp) / "resources"
+        module = (resources / "slavemodule.txt").read_text().strip()
+        code = (
+            "import importlib, sys\n"
+            f"sys.path.insert(0, {str(resources)!r})\n"
+            f"slave = importlib.import_module({module!r})\n"
+            "pkg = sys.modules[slave.PACKAGE + '.slave']\n"
+            "layout = pkg.load_layout_data(__import__('json').loads(open(sys.argv[1]).read()))\n"
+            "drive = pkg.BeltDrive(layout)\n"
+            "drive.reset(80.0, 1.0, settle_time=1e-3)\n"
+            "drive.advance(1e-4, 80.0, 1.0)\n"
+            "drive.evaluate_outputs()\n"
+        )
+        subprocess.run([sys.executable, "-c", code, str(resources / LAYOUT_RESOURCE)], check=True)

@@ -1,0 +1,187 @@
+"""Driving a belt_fmu FMU from Python with fmpy: the master side.
+
+:class:`FmuInstance` is one FMU instance addressed by variable names (set inputs and
+parameters, step, read outputs, save and restore its state); :func:`cosimulate` runs a
+fixed-step co-simulation to a :class:`~belt_fmu.simulation.Results` table, the same table
+``simulate`` gives for the Python model.
+
+PythonFMU 0.7.0 has a use-after-free when the Python interpreter exits after loading one of
+its FMUs (about one run in 90 aborts *after* all work is done). A script that must exit
+cleanly ends with ``os._exit(status)`` after flushing its output, as ``belt-fmu cosim`` does.
+"""
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .simulation import RPM, Results, Signal, _signal
+
+LOG_LEVELS = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")
+
+
+class FmuInstance:
+    """One instance of an FMI 2.0 co-simulation FMU, driven through fmpy.
+
+    ``unzip_directory``: an already extracted copy to share between instances (extracted
+    here otherwise). Log messages are kept in :attr:`messages` as (level, text) and passed
+    to ``log`` if given.
+    """
+
+    def __init__(self, fmu_path, instance_name: str = "belt_drive", unzip_directory=None,
+                 log: Callable[[str, str], None] | None = None):
+        from fmpy import extract, read_model_description
+        from fmpy.fmi2 import FMU2Slave, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE, defaultCallbacks
+
+        self.path = Path(fmu_path)
+        self.description = read_model_description(str(self.path))
+        self.unzip_directory = unzip_directory or extract(str(self.path))
+        self.variables = {v.name: v for v in self.description.modelVariables}
+        self.messages: list[tuple[str, str]] = []
+        self._log = log
+
+        def logger(component, instance, status, category, message):
+            text = message.decode("utf-8", "replace")
+            self.messages.append((LOG_LEVELS[status], text))
+            if self._log is not None:
+                self._log(LOG_LEVELS[status], text)
+
+        self._callbacks = fmi2CallbackFunctions()
+        self._callbacks.logger = fmi2CallbackLoggerTYPE(logger)
+        self._callbacks.allocateMemory = defaultCallbacks.allocateMemory
+        self._callbacks.freeMemory = defaultCallbacks.freeMemory
+        self.fmu = FMU2Slave(guid=self.description.guid, unzipDirectory=self.unzip_directory,
+                             modelIdentifier=self.description.coSimulation.modelIdentifier,
+                             instanceName=instance_name)
+        self.fmu.instantiate(callbacks=self._callbacks)
+        self.time = 0.0
+
+    @property
+    def layout_data(self) -> dict:
+        """The layout the FMU carries (its resources/layout.json)."""
+        return json.loads((Path(self.unzip_directory) / "resources" / "layout.json").read_text())
+
+    def names(self, causality: str) -> list[str]:
+        return [v.name for v in self.description.modelVariables if v.causality == causality]
+
+    def initialize(self, values: dict | None = None, start_time: float = 0.0) -> None:
+        """Set parameters and inputs (name -> value) and initialize at ``start_time``."""
+        self.fmu.setupExperiment(startTime=start_time)
+        self.fmu.enterInitializationMode()
+        self.set(values or {})
+        self.fmu.exitInitializationMode()
+        self.time = start_time
+
+    def set(self, values: dict) -> None:
+        """Set variables by name: Real, Integer or String."""
+        for name, value in values.items():
+            var = self.variables[name]
+            if var.type == "Real":
+                self.fmu.setReal([var.valueReference], [float(value)])
+            elif var.type == "Integer":
+                self.fmu.setInteger([var.valueReference], [int(value)])
+            elif var.type == "String":
+                self.fmu.setString([var.valueReference], [str(value)])
+            else:
+                raise TypeError(f"cannot set {name!r} of type {var.type}")
+
+    def get(self, names: list[str]) -> list[float]:
+        """Values of Real variables by name."""
+        return self.fmu.getReal([self.variables[n].valueReference for n in names])
+
+    def step(self, step_size: float) -> None:
+        """One communication step from :attr:`time`; fmpy raises on discard or error."""
+        self.fmu.doStep(currentCommunicationPoint=self.time, communicationStepSize=step_size)
+        self.time += step_size
+
+    def get_state(self):
+        return self.fmu.getFMUstate(), self.time
+
+    def set_state(self, state) -> None:
+        fmu_state, self.time = state
+        self.fmu.setFMUstate(fmu_state)
+
+    def serialize_state(self, state) -> bytes:
+        return bytes(self.fmu.serializeFMUstate(state[0]))
+
+    def deserialize_state(self, data: bytes, time_s: float):
+        return self.fmu.deSerializeFMUstate(data), time_s
+
+    def free_state(self, state) -> None:
+        self.fmu.freeFMUstate(state[0])
+
+    def close(self) -> None:
+        self.fmu.terminate()
+        self.fmu.freeInstance()
+
+
+def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None = None,
+               water_pump_torque: Signal = 0.0, t_end: float = 1.0, step_size: float = 1e-4,
+               output_interval: float | None = None, parameters: dict | None = None,
+               progress: Callable[[float], None] | None = None, log=None) -> Results:
+    """Co-simulate the FMU at ``fmu_path`` with fixed communication steps ``step_size`` [s].
+
+    Inputs as for :func:`belt_fmu.simulate` (numbers or functions of time, held over each
+    step); ``parameters`` are set before initialization. Outputs are recorded every
+    ``output_interval`` (default: every step). ``Results.load_time`` is the wall time from
+    loading the FMU to the end of its initialization.
+    """
+    if (crank_speed is None) == (rpm is None):
+        raise ValueError("give exactly one of crank_speed [rad/s] and rpm")
+    crank = _signal(rpm * RPM if rpm is not None else crank_speed, "crank_speed")
+    torque = _signal(water_pump_torque, "water_pump_torque")
+    output_interval = step_size if output_interval is None else output_interval
+    stride = int(round(output_interval / step_size))
+    if not (step_size > 0 and t_end > 0 and math.isfinite(t_end) and stride >= 1
+            and abs(stride * step_size - output_interval) < 1e-9 * output_interval):
+        raise ValueError("need t_end > 0, step_size > 0 and output_interval a multiple of step_size")
+    n_steps = int(round(t_end / step_size))
+
+    start = time.perf_counter()
+    instance = FmuInstance(fmu_path, log=log)
+    instance.initialize({**(parameters or {}), "crank_speed": crank(0.0), "water_pump_torque": torque(0.0)})
+    load_time = time.perf_counter() - start
+    outputs = instance.names("output")
+    rows, times, inputs = [instance.get(outputs)], [0.0], [(crank(0.0), torque(0.0))]
+    wall = 0.0
+    try:
+        for k in range(n_steps):
+            t = k * step_size
+            tick = time.perf_counter()
+            instance.set({"crank_speed": crank(t), "water_pump_torque": torque(t)})
+            instance.step(step_size)
+            record = (k + 1) % stride == 0
+            if record:
+                rows.append(instance.get(outputs))
+            wall += time.perf_counter() - tick
+            if record:
+                times.append((k + 1) * step_size)
+                inputs.append((crank(t), torque(t)))
+                if progress is not None:
+                    progress((k + 1) * step_size)
+    finally:
+        instance.close()
+    table = np.array(rows)
+    inputs = np.array(inputs)
+    columns = {"time": np.array(times), "crank_speed_input": inputs[:, 0], "water_pump_torque_input": inputs[:, 1]}
+    units = {"time": "s", "crank_speed_input": "rad/s", "water_pump_torque_input": "N.m"}
+    descriptions = {"time": "communication point", "crank_speed_input": "crank speed input",
+                    "water_pump_torque_input": "water-pump load torque input"}
+    for i, name in enumerate(outputs):
+        var = instance.variables[name]
+        columns[name] = table[:, i]
+        units[name] = var.unit or _declared_unit(var) or "1"
+        descriptions[name] = var.description or ""
+    results = Results(columns, units, descriptions, wall)
+    results.load_time = load_time
+    results.layout_data = instance.layout_data
+    results.messages = instance.messages
+    return results
+
+
+def _declared_unit(variable) -> str | None:
+    return getattr(getattr(variable, "declaredType", None), "unit", None)
