@@ -342,8 +342,6 @@ def _cosim_command(args) -> int:
     if not Path(args.fmu).is_file():
         args.error(f"argument FMU: {args.fmu}: no such file")
     _check_outputs(args.error, args.fmu, {"--out": args.out, "--plot": args.plot})
-    global _LOADED_FMU
-    _LOADED_FMU = True
     start = time.perf_counter()
     with _progress_bar(args) as progress:
         results = cosimulate(args.fmu, rpm=args.rpm, water_pump_torque=args.water_pump_torque, t_end=args.t_end,
@@ -370,16 +368,13 @@ def _cosim_command(args) -> int:
     return 0 if ok else EXIT_OUTPUT
 
 
-#: set once an FMU was loaded in this process (see console_main)
-_LOADED_FMU = False
-
-
 def console_main() -> None:
     """Entry point of the ``belt-fmu`` command. After loading a PythonFMU FMU the process
     ends with os._exit: PythonFMU 0.7.0 has a use-after-free at interpreter exit that aborts
     about one run in 90, after all work is done."""
     status = main()
-    if _LOADED_FMU:
+    cosim = sys.modules.get(f"{__package__}.cosim")
+    if cosim is not None and cosim.FmuInstance.loaded:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(status)

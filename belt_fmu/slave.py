@@ -34,6 +34,9 @@ from .layout import LayoutError, load_layout_data
 from .model.outputs import output_specs
 from .model.system import BeltDrive, DivergenceError, check_inputs
 
+#: namespaces of the FMU slave scripts kept alive (see belt_fmu.build.slave_script)
+SCRIPT_NAMESPACES: list = []
+
 LAYOUT_RESOURCE = "layout.json"
 INPUTS_RESOURCE = "inputs.json"  # start values of the inputs, chosen at build time
 
