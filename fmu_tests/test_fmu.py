@@ -279,3 +279,41 @@ def test_bad_parameter_fails_initialization_with_the_layout_message(fmu):
     with pytest.raises(FMICallException):
         inst.initialize({"belt_pretension": -5.0, "crank_speed": CRANK})
     assert any("belt.pretension_N: -5.0 must be" in text for _, text in inst.messages)
+
+
+MISSING_NUMBA = """
+import sys
+sys.modules["numba"] = None  # this Python "lacks" numba
+from fmpy import extract, read_model_description
+from fmpy.fmi2 import FMU2Slave, defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
+messages = []
+callbacks = fmi2CallbackFunctions()
+callbacks.logger = fmi2CallbackLoggerTYPE(lambda c, i, status, cat, msg: messages.append(msg.decode()))
+callbacks.allocateMemory = defaultCallbacks.allocateMemory
+callbacks.freeMemory = defaultCallbacks.freeMemory
+md = read_model_description(sys.argv[1])
+fmu = FMU2Slave(guid=md.guid, unzipDirectory=extract(sys.argv[1]),
+                modelIdentifier=md.coSimulation.modelIdentifier, instanceName="no_numba")
+try:
+    fmu.instantiate(callbacks=callbacks, loggingOn=True)
+    print("INSTANTIATED")
+except Exception as err:
+    print("REFUSED", err)
+print("LOG", " | ".join(messages))
+sys.stdout.flush()
+import os
+os._exit(0)
+"""
+
+
+def test_missing_dependency_is_reported_through_the_fmi_logger(fmu):
+    """A Python without numba: instantiation fails with the reason in the FMI log, and the
+    host process carries on."""
+    import subprocess
+
+    run = subprocess.run([sys.executable, "-c", MISSING_NUMBA, str(fmu)], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "REFUSED" in run.stdout
+    assert "needs Python >= 3.10 with numpy, scipy and numba" in run.stdout
+    assert "lacks numba" in run.stdout and "pip install numpy scipy numba" in run.stdout
