@@ -52,6 +52,9 @@ NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TORQUE_TABLE_ROLES = ("accessory", "water_pump")
 ROLE_COUNTS = {"crankshaft": True, "water_pump": False, "tensioner": False}  # role: exactly one?
 BELT_LENGTH_KEYS = ("pretension_N", "unstretched_length_m")
+#: friction laws a layout may name (belt_fmu.model.friction implements them)
+FRICTION_LAWS = ("creep_polynomial", "tanh", "bristle", "dahl", "lugre", "gms")
+GMS_MAX_ELEMENTS = 8  # Maxwell-slip elements per contact at most
 
 
 # ---------------------------------------------------------------------------------------------
@@ -181,21 +184,26 @@ class _Point:
 
 @dataclass(frozen=True)
 class _Series:
-    """An array of at least 2 finite numbers within ``item`` bounds, optionally increasing."""
+    """An array of finite numbers within ``item`` bounds (at least ``min_length``, at most
+    ``max_length`` of them), optionally increasing."""
 
     item: _Real = _Real()  # any finite number
     increasing: bool = False
+    min_length: int = 2
+    max_length: int | None = None
 
     def problem(self, value: Any) -> str | None:
         ok = (
-            isinstance(value, list)
-            and len(value) >= 2
+            isinstance(value, (list, tuple))
+            and len(value) >= self.min_length
+            and (self.max_length is None or len(value) <= self.max_length)
             and all(self.item.problem(v) is None for v in value)
             and (not self.increasing or all(a < b for a, b in zip(value, value[1:])))
         )
         if ok:
             return None
-        what = f"must be an array of at least 2 numbers {self.item.bounds}".rstrip()
+        count = f"at least {self.min_length}" + (f" and at most {self.max_length}" if self.max_length else "")
+        what = f"must be an array of {count} numbers {self.item.bounds}".rstrip()
         return what + (", strictly increasing" if self.increasing else "")
 
     def convert(self, value: Any) -> tuple[float, ...]:
@@ -259,7 +267,7 @@ class Friction:
     """``[friction]``: the belt-pulley friction law and its parameters (dimensionless unless
     the name carries a unit)."""
 
-    law: str = _key(_Choice(("creep_polynomial", "tanh", "bristle")), "creep_polynomial")
+    law: str = _key(_Choice(FRICTION_LAWS), "creep_polynomial")
     mu: float = _key(POSITIVE)  # rubber-steel coefficient; ribbed side uses mu / sin(phi/2)
     back_side_mu: float | None = _key(POSITIVE, None)  # flat back on a smooth pulley; None: mu
     slip_peak: float = _key(POSITIVE, 0.01)  # creep_polynomial s1
@@ -268,6 +276,17 @@ class Friction:
     reference_speed_m_per_s: float = _key(POSITIVE, 1.0)  # floor of |v_belt| in the creep rate
     velocity_threshold_m_per_s: float = _key(POSITIVE, 0.01)  # tanh law: tanh(4 v / v_thr)
     bristle_stiffness_N_per_m2: float = _key(POSITIVE, 5.0e7)  # bristle law, per belt length
+    dahl_stiffness_per_m: float = _key(POSITIVE, 1.0e4)  # Dahl sigma [1/m] (seed 002 case 1: 1e4)
+    static_ratio: float = _key(_Real(ge=1.0), 1.2)  # LuGre, GMS: static / Coulomb coefficient
+    stribeck_velocity_m_per_s: float = _key(POSITIVE, 0.01)  # LuGre, GMS: Stribeck velocity v_s
+    lugre_stiffness_per_m: float = _key(POSITIVE, 1.0e4)  # LuGre sigma0 [1/m]
+    lugre_damping_s_per_m: float = _key(NON_NEGATIVE, 1.0)  # LuGre sigma1 [s/m]
+    lugre_viscous_s_per_m: float = _key(NON_NEGATIVE, 0.0)  # LuGre sigma2 [s/m]
+    gms_weights: tuple[float, ...] = _key(_Series(POSITIVE, min_length=1, max_length=GMS_MAX_ELEMENTS),
+                                          (0.5, 0.3, 0.2))  # GMS nu_k, summing to 1 (seed 004 eq. 4)
+    gms_stiffness_per_m: tuple[float, ...] = _key(_Series(POSITIVE, min_length=1, max_length=GMS_MAX_ELEMENTS),
+                                                  (3.0e4, 1.0e4, 3.0e3))  # GMS sigma_mu_k [1/m] (eq. 7)
+    gms_attraction_per_s: float = _key(POSITIVE, 1.0e3)  # GMS attraction parameter c [1/s] (eq. 10)
 
     @property
     def mu_back(self) -> float:
@@ -538,6 +557,14 @@ def _check_friction(report: _Report, friction: Any, valid: dict[str, Any]) -> No
     saturation = _effective(valid, friction, Friction, "slip_saturation")
     if peak is not None and saturation is not None and saturation <= peak:
         report.bad("friction.slip_saturation", saturation, f"must be > slip_peak ({peak!r})")
+    weights = _effective(valid, friction, Friction, "gms_weights")
+    stiffness = _effective(valid, friction, Friction, "gms_stiffness_per_m")
+    if weights is not None and stiffness is not None:
+        if len(weights) != len(stiffness):
+            report.bad("friction.gms_stiffness_per_m", list(stiffness),
+                       f"must have one value per GMS element (gms_weights has {len(weights)})")
+        if abs(sum(weights) - 1.0) > 1e-9:
+            report.bad("friction.gms_weights", list(weights), "must sum to 1 (seed 004 eq. 4)")
 
 
 def _check_pulley(report: _Report, path: str, pulley: dict[str, Any], valid: dict[str, Any]) -> None:

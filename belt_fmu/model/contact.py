@@ -24,14 +24,14 @@ def normal_force(penetration, penetration_rate, c1, c2, damping):
 
 
 @njit(cache=True)
-def build_candidates(q, centers, radii, margin, candidates, counts, pair_states):
+def build_candidates(q, centers, radii, margin, candidates, counts, pair_states, friction_states):
     """Neighbour lists: for each pulley j, the nodes within ``radii[j] + margin`` of its centre.
 
     ``candidates`` (p, n) receives node indices, ``counts`` (p,) their number. Contact can
     only begin for a listed node until some node has moved ``margin``, so the lists are
     rebuilt well before that (a Verlet list, as in molecular dynamics). Every per-pair
-    array in ``pair_states`` (each (n, p)) is zeroed for the pairs not listed: a node that
-    left a pulley has no contact state.
+    array in ``pair_states`` (each (n, p)) and the friction states (n, p, k) are zeroed for
+    the pairs not listed: a node that left a pulley has no contact state.
     """
     n = q.shape[0]
     p = centers.shape[0]
@@ -48,4 +48,5 @@ def build_candidates(q, centers, radii, margin, candidates, counts, pair_states)
             else:
                 for state in pair_states:
                     state[i, j] = 0.0
+                friction_states[i, j, :] = 0.0
         counts[j] = count

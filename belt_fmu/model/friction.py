@@ -19,11 +19,31 @@ Laws (``law`` codes in :mod:`belt_fmu.model.state`):
   tangential spring of stiffness ``k`` whose deflection ``z`` follows the slip while
   ``k |z| < mu N`` and slides at that limit otherwise: ``F = -k z - c_z dz/dt``.
   The deflection is the per-contact friction state.
+
+Dynamic laws with internal friction states, one set per belt node and pulley it touches,
+zeroed when the node leaves the pulley (seeds 002 and 004 reset them likewise). Each is
+written for the friction coefficient ``m`` of the contact, ``F = -N m``, and integrated
+exactly over a step with the slip ``s`` held at its end-of-step value (their state
+equations are linear in the state for fixed ``s``), so stiff internal dynamics do not limit
+the step either:
+
+* Dahl (Dahl 1968; seed 002 eq. 2.9): ``dm/dx = sigma (1 - m/mu_k sgn(v))``, x the slip
+  displacement. For constant slip direction its solution is eq. 2.9,
+  ``m = sgn(v) mu_k + (m0 - sgn(v) mu_k) exp(-sigma |x - x0| / mu_k)``, restarting from
+  the reversal point (x0, m0): the state is m.
+* LuGre (Canudas de Wit et al. 1995, cited in seed 002): ``dz/dt = v - sigma0 |v| z / g(v)``,
+  ``m = sigma0 z + sigma1 dz/dt + sigma2 v``, with the Stribeck curve
+  ``g(v) = mu_c + (mu_s - mu_c) exp(-(v/v_s)^2)``: the state is z [m].
+* Generalized Maxwell-slip (seed 004 eqs. 1-13): n elements of weight nu_k; a sticking
+  element's coefficient follows the slip, ``dm_k/dt = sigma_k v`` (eqs. 6, 9), until it
+  reaches the Stribeck value s(v) of eq. 11 and slips,
+  ``dm_k/dt = sgn(v) nu_k c (1 - m_k/s(v))`` (eq. 10), until the slip reverses;
+  ``m = sum nu_k m_k`` (eq. 13): the states are m_k and each element's slip direction.
 """
 import numpy as np
 from numba import njit
 
-from .state import LAW_BRISTLE, LAW_TANH
+from .state import LAW_BRISTLE, LAW_DAHL, LAW_GMS, LAW_LUGRE, LAW_TANH
 
 
 @njit(cache=True)
@@ -56,35 +76,42 @@ def friction_coefficient(law, mu, slip_speed, belt_speed):
 
 
 @njit(cache=True)
-def implicit_friction(law, mu, normal, free_slip, belt_speed, bristle, mass, dt, guess):
+def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass, dt, guess):
     """Friction force of one contact over a step, from the implicit Euler equation
 
         mass (s - s_free) = dt F(s)
 
     ``free_slip`` [m/s] is the slip the contact would have at the end of the step without
     friction, ``mass`` [kg] the effective mass of the node against the pulley, ``guess`` the
-    contact's slip of the previous step (a warm start), ``law`` a FRICTION_LAW record. Returns (F [N] on the node along the
-    CCW tangent, end-of-step slip [m/s], new bristle state [m]).
+    contact's slip of the previous step (a warm start), ``law`` a FRICTION_LAW record,
+    ``state`` the contact's friction states (updated in place), ``work`` scratch of the same
+    size. Returns (F [N] on the node along the CCW tangent, end-of-step slip [m/s]).
 
     Velocity laws: F = -sign(s) mu(|s|) N; the root lies between 0 and ``free_slip`` (the
     friction cannot reverse the slip), found by Newton's method kept inside that bracket,
     so a steep regularization sticks instead of chattering. Bristle law: the elastic
-    predictor is solved exactly, then capped at mu N (return mapping).
+    predictor is solved exactly, then capped at mu N (return mapping). State laws:
+    :func:`implicit_state_friction`.
     """
     if law.law == LAW_BRISTLE:
         k = law.bristle_stiffness
         c = law.bristle_damping
-        slip = (mass * free_slip - dt * k * bristle) / (mass + dt * (dt * k + c))
-        force = -k * (bristle + dt * slip) - c * slip
+        z = state[0]
+        slip = (mass * free_slip - dt * k * z) / (mass + dt * (dt * k + c))
+        force = -k * (z + dt * slip) - c * slip
         limit = mu * normal
         if abs(force) <= limit:
-            return force, slip, bristle + dt * slip
+            state[0] = z + dt * slip
+            return force, slip
         force = limit if force > 0.0 else -limit
-        return force, free_slip + dt * force / mass, -force / k
+        state[0] = -force / k
+        return force, free_slip + dt * force / mass
+    if law.law >= LAW_DAHL:
+        return implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, guess)
     sign = 1.0 if free_slip >= 0.0 else -1.0
     target = sign * free_slip
     if target == 0.0:
-        return 0.0, 0.0, 0.0
+        return 0.0, 0.0
     scale = dt * normal
     # bracket [lo, hi] with residual(lo) <= 0 <= residual(hi); residual and slope kept at lo
     lo = 0.0
@@ -114,4 +141,95 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, bristle, mass, dt,
         if converged:
             break
     # the force that exactly matches the momentum change of the converged slip
-    return -sign * mass * (target - x) / dt, sign * x, 0.0
+    return -sign * mass * (target - x) / dt, sign * x
+
+
+@njit(cache=True)
+def stribeck(law, mu, slip):
+    """Stribeck curve, seed 004 eq. 11: ``mu_c + (mu_s - mu_c) exp(-(v/v_s)^2)`` (>= 0)."""
+    r = slip / law.stribeck_velocity
+    return mu + (law.static_ratio - 1.0) * mu * np.exp(-r * r)
+
+
+@njit(cache=True)
+def state_law_coefficient(law, mu, slip, dt, state, new_state):
+    """Friction coefficient ``m`` (F = -N m) of a state law at the end of a step of length
+    ``dt`` whose slip is ``slip`` throughout, and the states then (into ``new_state``).
+    Each update is the exact solution of the law's state equation for constant slip."""
+    sign = 1.0 if slip > 0.0 else (-1.0 if slip < 0.0 else 0.0)
+    if law.law == LAW_DAHL:
+        m = state[0]
+        if sign != 0.0:
+            m = sign * mu + (m - sign * mu) * np.exp(-law.dahl_stiffness * abs(slip) * dt / mu)
+        new_state[0] = m
+        return m
+    if law.law == LAW_LUGRE:
+        z = state[0]
+        if sign != 0.0:
+            g = stribeck(law, mu, slip)
+            steady = sign * g / law.lugre_stiffness
+            z = steady + (z - steady) * np.exp(-law.lugre_stiffness * abs(slip) * dt / g)
+        new_state[0] = z
+        return law.lugre_stiffness * z + law.lugre_damping * (z - state[0]) / dt + law.lugre_viscous * slip
+    # LAW_GMS
+    limit = sign * stribeck(law, mu, slip)  # s(v), eq. 11
+    total = 0.0
+    for k in range(law.gms_count):
+        m = state[2 * k]
+        mode = state[2 * k + 1]  # 0: sticks, +-1: slips in that direction
+        if sign != 0.0:
+            if mode == 0.0 or mode != sign:  # sticking, or the slip reversed: eq. 9
+                m = m + law.gms_stiffness[k] * slip * dt
+                mode = 0.0
+                if abs(m) > abs(limit):
+                    m = limit
+                    mode = sign
+            else:  # slipping on: eq. 10 with v held
+                m = limit + (m - limit) * np.exp(-law.gms_weight[k] * law.gms_attraction * dt / abs(limit))
+        new_state[2 * k] = m
+        new_state[2 * k + 1] = mode
+        total += law.gms_weight[k] * m
+    return total
+
+
+@njit(cache=True)
+def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, guess):
+    """:func:`implicit_friction` for the state laws: solve
+    ``h(s) = mass (s - s_free) + dt N m(s) = 0`` with m from :func:`state_law_coefficient`
+    by Newton's method (difference quotient slope) kept inside a bracket found by widening
+    around ``s_free``; then keep the states of the converged slip."""
+    scale = dt * normal
+    width = scale * 2.0 * mu * max(law.static_ratio, 1.0) / mass + 1e-9
+    lo = free_slip - width
+    hi = free_slip + width
+    for _ in range(60):
+        if mass * (lo - free_slip) + scale * state_law_coefficient(law, mu, lo, dt, state, work) <= 0.0:
+            break
+        lo -= width
+        width *= 2.0
+    for _ in range(60):
+        if mass * (hi - free_slip) + scale * state_law_coefficient(law, mu, hi, dt, state, work) >= 0.0:
+            break
+        hi += width
+        width *= 2.0
+    x = guess if lo < guess < hi else free_slip
+    for _ in range(60):
+        residual = mass * (x - free_slip) + scale * state_law_coefficient(law, mu, x, dt, state, work)
+        if residual > 0.0:
+            hi = x
+        else:
+            lo = x
+        h = 1e-9 + 1e-7 * abs(x)
+        slope = mass + scale * (state_law_coefficient(law, mu, x + h, dt, state, work)
+                                - state_law_coefficient(law, mu, x, dt, state, work)) / h
+        new = x - residual / slope if slope > 0.0 else 0.5 * (lo + hi)
+        if not (lo < new < hi):
+            new = 0.5 * (lo + hi)
+        converged = abs(new - x) <= 1e-13 + 1e-10 * abs(x)
+        x = new
+        if converged or hi - lo <= 1e-13 + 1e-10 * abs(x):
+            break
+    state_law_coefficient(law, mu, x, dt, state, work)
+    for k in range(state.shape[0]):
+        state[k] = work[k]
+    return mass * (x - free_slip) / dt, x

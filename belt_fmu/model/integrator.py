@@ -51,7 +51,7 @@ class StateViews(NamedTuple):
     theta: np.ndarray
     omega: np.ndarray
     arm: np.ndarray
-    bristle: np.ndarray
+    friction: np.ndarray
 
 
 @njit(cache=True)
@@ -166,7 +166,7 @@ def step(s, a, dt, crank_omega, water_pump_torque):
                                      drive.contact_damping)
             a.normal_force[i, j] = force
             if force == 0.0:
-                s.bristle[i, j] = 0.0
+                s.friction[i, j, :] = 0.0
                 a.slip[i, j] = 0.0
                 a.friction_force[i, j] = 0.0
                 continue
@@ -196,7 +196,8 @@ def step(s, a, dt, crank_omega, water_pump_torque):
             free = s.omega[j] + dt * (pulleys[j].sense * driving - pulleys[j].bearing_damping * s.omega[j]) / inertia
             # a resisting load is a Coulomb-like torque against the motion: implicit, like friction
             s.omega[j] = free if resisting == 0.0 else implicit_friction(a.load_law[0], resisting, 1.0, free, 0.0,
-                                                                         0.0, inertia, dt, s.omega[j])[1]
+                                                                         a.arm_work, a.arm_work, inertia, dt,
+                                                                         s.omega[j])[1]
     implicit_axial_correction(s, a, dt)
 
     # Implicit friction, contact by contact, each impulse shared with the pulley (docstring).
@@ -210,9 +211,8 @@ def step(s, a, dt, crank_omega, water_pump_torque):
         vt = s.u[i, 0] * tx + s.u[i, 1] * ty
         free_slip = vt - (a.center_velocity[j, 0] * tx + a.center_velocity[j, 1] * ty) - s.omega[j] * r
         mass = 1.0 / (inv_m + r * r * inv_inertia)
-        f, a.slip[i, j], s.bristle[i, j] = implicit_friction(a.contact_law[0], pulleys[j].mu, a.normal_force[i, j],
-                                                             free_slip, vt, s.bristle[i, j], mass, dt,
-                                                             a.slip[i, j])
+        f, a.slip[i, j] = implicit_friction(a.contact_law[0], pulleys[j].mu, a.normal_force[i, j], free_slip, vt,
+                                            s.friction[i, j], a.friction_work, mass, dt, a.slip[i, j])
         a.friction_force[i, j] = f
         s.u[i, 0] += dt * f * tx * inv_m
         s.u[i, 1] += dt * f * ty * inv_m
@@ -231,8 +231,8 @@ def step(s, a, dt, crank_omega, water_pump_torque):
         # against the spring is moving away from the belt
         away = free_rate * drive.spring_sense < 0.0
         level = drive.arm_friction_away if away else drive.arm_friction_toward
-        _, s.arm[1], _ = implicit_friction(a.arm_law[0], level, 1.0, free_rate, 0.0, 0.0, drive.arm_inertia,
-                                           dt, rate)
+        _, s.arm[1] = implicit_friction(a.arm_law[0], level, 1.0, free_rate, 0.0, a.arm_work, a.arm_work,
+                                        drive.arm_inertia, dt, rate)
         s.arm[0] = psi + dt * s.arm[1]
 
     for i in range(n):
@@ -274,7 +274,7 @@ def _refresh_candidates(s, a, margin):
     for j in range(radii.shape[0]):
         radii[j] = a.pulleys[j].radius
     build_candidates(s.q, a.centers, radii, margin,
-                     a.candidates, a.candidate_count, (a.normal_force, a.friction_force, a.slip, s.bristle))
+                     a.candidates, a.candidate_count, (a.normal_force, a.friction_force, a.slip), s.friction)
     # steps until a node moving at the fastest node speed (or the tensioner pulley at its
     # speed) could have closed half the margin
     vmax = 0.0

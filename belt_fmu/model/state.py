@@ -12,8 +12,8 @@ theta       (p,)          pulley rotation angles [rad], CCW
 omega       (p,)          pulley angular velocities [rad/s], CCW
 arm         (2,)          tensioner arm angle psi [rad] (polar angle of the pulley
                           centre about the pivot, CCW) and its rate [rad/s]
-bristle     (n, p)        friction state per belt node and pulley: bristle
-                          deflection [m] (bristle law); zero out of contact
+friction    (n, p, k)     friction states per belt node and pulley (k per law,
+                          see :func:`friction_state_count`); zero out of contact
 ==========  ============  =====================================================
 
 Parameters are numpy records (``DRIVE`` scalar fields, ``PULLEY`` one row per pulley) so
@@ -25,8 +25,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-FRICTION_LAWS = ("creep_polynomial", "tanh", "bristle")
-LAW_CREEP_POLYNOMIAL, LAW_TANH, LAW_BRISTLE = range(3)
+from ..layout import FRICTION_LAWS, GMS_MAX_ELEMENTS
+
+LAW_CREEP_POLYNOMIAL, LAW_TANH, LAW_BRISTLE, LAW_DAHL, LAW_LUGRE, LAW_GMS = range(len(FRICTION_LAWS))
 
 #: Scalar parameters of the whole drive, per belt node where it says "node".
 DRIVE = np.dtype(
@@ -80,8 +81,28 @@ FRICTION_LAW = np.dtype(
         ("velocity_threshold", "f8"),  # tanh(4 v / v_thr)
         ("bristle_stiffness", "f8"),  # node [N/m]
         ("bristle_damping", "f8"),  # node [N s/m]
+        ("dahl_stiffness", "f8"),  # Dahl sigma [1/m]
+        ("static_ratio", "f8"),  # LuGre, GMS: mu_s / mu_c
+        ("stribeck_velocity", "f8"),  # LuGre, GMS [m/s]
+        ("lugre_stiffness", "f8"),  # sigma0 [1/m]
+        ("lugre_damping", "f8"),  # sigma1 [s/m]
+        ("lugre_viscous", "f8"),  # sigma2 [s/m]
+        ("gms_count", "i8"),  # Maxwell-slip elements per contact
+        ("gms_weight", "f8", (GMS_MAX_ELEMENTS,)),  # nu_k
+        ("gms_stiffness", "f8", (GMS_MAX_ELEMENTS,)),  # sigma_mu_k [1/m]
+        ("gms_attraction", "f8"),  # c [1/s]
     ]
 )
+
+
+def friction_state_count(law: int, gms_count: int = 0) -> int:
+    """Friction states per contact: bristle deflection (bristle), coefficient (Dahl), bristle
+    state z (LuGre), and per Maxwell element its coefficient and slip direction (GMS)."""
+    if law == LAW_GMS:
+        return 2 * gms_count
+    if law in (LAW_BRISTLE, LAW_DAHL, LAW_LUGRE):
+        return 1
+    return 0
 
 #: One row per pulley, in belt travel order.
 PULLEY = np.dtype(
@@ -117,6 +138,8 @@ class ModelArrays(NamedTuple):
     normal_force: np.ndarray  # (n, p) contact normal force [N]
     friction_force: np.ndarray  # (n, p) friction force on the node along the CCW tangent [N]
     slip: np.ndarray  # (n, p) slip velocity of each contact, node minus pulley [m/s]
+    friction_work: np.ndarray  # (k,) scratch: trial friction states of one contact
+    arm_work: np.ndarray  # (1,) scratch: the (stateless) friction solves of arm and loads
     # contacts: neighbour lists (rebuilt every few steps) and this step's contact list
     candidates: np.ndarray  # (p, n) int: nodes near pulley j, first candidate_count[j] valid
     candidate_count: np.ndarray  # (p,) int
@@ -134,11 +157,13 @@ class ModelArrays(NamedTuple):
 class StateLayout:
     """Offsets of the named parts of the flat state vector of a drive."""
 
-    def __init__(self, n_nodes: int, n_pulleys: int):
+    def __init__(self, n_nodes: int, n_pulleys: int, n_friction_states: int):
         self.n_nodes = n_nodes
         self.n_pulleys = n_pulleys
+        # at least one friction slot per contact, so the views keep one shape for every law
+        self.n_friction = max(1, n_friction_states)
         sizes = [("q", 3 * n_nodes), ("u", 3 * n_nodes), ("theta", n_pulleys), ("omega", n_pulleys),
-                 ("arm", 2), ("bristle", n_nodes * n_pulleys)]
+                 ("arm", 2), ("friction", n_nodes * n_pulleys * self.n_friction)]
         self.slices = {}
         start = 0
         for name, size in sizes:
@@ -159,7 +184,7 @@ class StateLayout:
             "theta": y[s["theta"]],
             "omega": y[s["omega"]],
             "arm": y[s["arm"]],
-            "bristle": y[s["bristle"]].reshape(n, p),
+            "friction": y[s["friction"]].reshape(n, p, self.n_friction),
         }
 
 
@@ -182,6 +207,9 @@ def allocate_arrays(drive: np.ndarray, contact_law: np.ndarray, arm_law: np.ndar
         normal_force=np.zeros((n, p)),
         friction_force=np.zeros((n, p)),
         slip=np.zeros((n, p)),
+        arm_work=np.zeros(1),
+        friction_work=np.zeros(max(1, int(friction_state_count(int(contact_law[0]["law"]),
+                                                                 int(contact_law[0]["gms_count"]))))),
         candidates=np.zeros((p, n), dtype=np.int64),
         candidate_count=np.zeros(p, dtype=np.int64),
         contact_node=np.zeros(n * p, dtype=np.int64),

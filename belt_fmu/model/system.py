@@ -95,7 +95,7 @@ class BeltDrive:
         self.pulleys, table = self._pulley_records(layout, self.geometry)
         contact_law, arm_law, load_law = self._friction_laws(layout, self.drive[0])
         self.arrays = allocate_arrays(self.drive, contact_law, arm_law, load_law, self.pulleys, table)
-        self.state_layout = StateLayout(n, len(layout.pulleys))
+        self.state_layout = StateLayout(n, len(layout.pulleys), self.arrays.friction_work.size)
         self.y = self.state_layout.new()
         self.views = StateViews(**self.state_layout.views(self.y))
         self.dt = stable_time_step(self.drive[0], contact_law[0])
@@ -191,6 +191,16 @@ class BeltDrive:
         c["saturation_ratio"] = friction.saturation_ratio
         c["reference_speed"] = friction.reference_speed_m_per_s
         c["velocity_threshold"] = friction.velocity_threshold_m_per_s
+        c["dahl_stiffness"] = friction.dahl_stiffness_per_m
+        c["static_ratio"] = friction.static_ratio
+        c["stribeck_velocity"] = friction.stribeck_velocity_m_per_s
+        c["lugre_stiffness"] = friction.lugre_stiffness_per_m
+        c["lugre_damping"] = friction.lugre_damping_s_per_m
+        c["lugre_viscous"] = friction.lugre_viscous_s_per_m
+        c["gms_count"] = len(friction.gms_weights)
+        c["gms_weight"][:len(friction.gms_weights)] = friction.gms_weights
+        c["gms_stiffness"][:len(friction.gms_stiffness_per_m)] = friction.gms_stiffness_per_m
+        c["gms_attraction"] = friction.gms_attraction_per_s
         if friction.law == "bristle":
             k = friction.bristle_stiffness_N_per_m2 * drive["rest_length"]
             c["bristle_stiffness"] = k

@@ -1,0 +1,265 @@
+"""Dynamic friction laws (Dahl, LuGre, GMS) against their own equations, and in a drive.
+
+Single-contact tests call the kernel :func:`state_law_coefficient` directly with a prescribed
+slip history, as the integrator does once per step.
+"""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from belt_fmu.layout import load_layout_text
+from belt_fmu.model.friction import state_law_coefficient, stribeck
+from belt_fmu.model.state import FRICTION_LAW, FRICTION_LAWS
+from belt_fmu.model.system import BeltDrive
+
+from conftest import two_pulley_text
+
+MU = 0.5
+
+
+def law_record(name, **values):
+    rec = np.zeros(1, FRICTION_LAW)
+    r = rec[0]
+    r["law"] = FRICTION_LAWS.index(name)
+    r["dahl_stiffness"] = 1.0e4
+    r["static_ratio"] = 1.3
+    r["stribeck_velocity"] = 0.01
+    r["lugre_stiffness"] = 1.0e4
+    r["lugre_damping"] = 1.0
+    r["lugre_viscous"] = 0.0
+    weights, stiffness = (0.5, 0.3, 0.2), (3.0e4, 1.0e4, 3.0e3)
+    r["gms_count"] = 3
+    r["gms_weight"][:3] = weights
+    r["gms_stiffness"][:3] = stiffness
+    r["gms_attraction"] = 1.0e3
+    for key, value in values.items():
+        r[key] = value
+    return r
+
+
+def run(law, slips, dt):
+    """Coefficient after each step of the slip history ``slips`` [m/s]."""
+    state = np.zeros(6)
+    new = np.zeros(6)
+    out = np.empty(len(slips))
+    for k, v in enumerate(slips):
+        out[k] = state_law_coefficient(law, MU, v, dt, state, new)
+        state[:] = new
+    return out
+
+
+def test_dahl_follows_eq_2_9_and_restarts_at_the_reversal_point():
+    """Seed 002 eq. 2.9: mu = sgn mu_k + (mu_0 - sgn mu_k) exp(-sigma |x - x0| / mu_k); from
+    rest mu approaches mu_k with the slip displacement at the rate sigma/mu_k, and after a
+    reversal at (x', mu') it starts again from there. The exact-exponential update agrees
+    with the closed form to rounding (1e-12)."""
+    law = law_record("dahl")
+    sigma, dt = law["dahl_stiffness"], 1e-5
+    v = 2e-3  # [m/s]: 2e-8 m per step
+    forward, back = 3000, 5000
+    mu = run(law, [v] * forward + [-v] * back, dt)
+    x = np.concatenate([np.arange(1, forward + 1) * v * dt, (forward - np.arange(1, back + 1)) * v * dt])
+    x_rev, mu_rev = x[forward - 1], mu[forward - 1]
+    expected = np.where(np.arange(forward + back) < forward,
+                        MU - MU * np.exp(-sigma * x / MU),
+                        -MU + (mu_rev + MU) * np.exp(-sigma * np.abs(x - x_rev) / MU))
+    assert np.max(np.abs(mu - expected)) < 1e-12
+    # one decay length mu_k/sigma of displacement from rest closes 1 - 1/e of the gap to mu_k
+    k = int(round(MU / sigma / (v * dt))) - 1
+    assert (MU - mu[k]) / MU == pytest.approx(np.exp(-1.0), rel=1e-9)
+
+
+def hysteresis_loop(law, amplitude, frequency, cycles=3, steps_per_cycle=400):
+    """mu over the last cycle of a sinusoidal slip displacement x = A sin(w t)."""
+    dt = 1.0 / (frequency * steps_per_cycle)
+    t = (np.arange(cycles * steps_per_cycle) + 0.5) * dt
+    v = amplitude * 2 * np.pi * frequency * np.cos(2 * np.pi * frequency * t)
+    mu = run(law, v, dt)
+    return mu.reshape(cycles, steps_per_cycle)
+
+
+@pytest.mark.parametrize("name", ["dahl", "lugre", "gms"])
+def test_presliding_hysteresis_loops_close(name):
+    """A periodic slip displacement of 30 um (presliding) settles to a closed loop: after 12
+    cycles the last two agree to 1e-6 of mu_k (the start transient decays by about 0.3 per
+    half cycle); the loop is a real load cycle with hysteresis: at x = 0 the coefficient on
+    the rising branch differs from the one on the falling branch."""
+    loops = hysteresis_loop(law_record(name), 3e-5, 5.0, cycles=12)
+    assert np.max(np.abs(loops[-1] - loops[-2])) < 1e-6 * MU
+    assert np.ptp(loops[-1]) > 0.1 * MU
+    half = loops.shape[1] // 2  # x(t = 0) = x(t = T/2) = 0, moving in opposite directions
+    assert loops[-1][0] - loops[-1][half] > 0.05 * MU
+
+
+def test_dahl_loop_is_rate_independent():
+    """Dahl's law is a function of displacement only: the same loop at 0.5 Hz and 50 Hz."""
+    slow = hysteresis_loop(law_record("dahl"), 3e-5, 0.5)[-1]
+    fast = hysteresis_loop(law_record("dahl"), 3e-5, 50.0)[-1]
+    assert np.max(np.abs(slow - fast)) < 1e-12
+
+
+def test_lugre_loop_depends_on_rate_through_its_damping():
+    """LuGre's micro-damping sigma1 dz/dt makes the loop rate dependent (Canudas de Wit et al.)."""
+    slow = hysteresis_loop(law_record("lugre"), 3e-5, 0.5)[-1]
+    fast = hysteresis_loop(law_record("lugre"), 3e-5, 50.0)[-1]
+    assert np.max(np.abs(slow - fast)) > 0.01 * MU
+
+
+def test_gms_presliding_is_elastic_below_the_first_slip():
+    """While no element reaches the Stribeck limit every element sticks: mu = sum nu_k sigma_k x
+    (seed 004 eqs. 6, 9, 13), a line, without hysteresis."""
+    law = law_record("gms")
+    amplitude = 0.5 * 1.3 * MU / 3.0e4  # below the stiffest element's slip displacement
+    loops = hysteresis_loop(law, amplitude, 5.0)
+    dt = 1.0 / (5.0 * 400)
+    t = (np.arange(3 * 400) + 1.0) * dt
+    x = amplitude * np.sin(2 * np.pi * 5.0 * t).reshape(3, 400)
+    stiffness = 0.5 * 3.0e4 + 0.3 * 1.0e4 + 0.2 * 3.0e3
+    assert np.max(np.abs(loops - stiffness * x)) < 2e-3 * MU  # the sampled path vs the line
+
+
+@pytest.mark.parametrize("velocity", [1e-3, 3e-3, 0.01, 0.03, 0.1])
+def test_gms_steady_sliding_follows_the_stribeck_curve(velocity):
+    """Under steady sliding every Maxwell element slips with m_k -> s(v), so
+    mu = sum nu_k s(v) = s(v): seed 004 eq. 11, within 1 %."""
+    law = law_record("gms")
+    mu = run(law, [velocity] * 4000, 1e-4)
+    assert mu[-1] == pytest.approx(stribeck(law, MU, velocity), rel=0.01)
+    # the curve itself: static value at rest, Coulomb value fast
+    assert stribeck(law, MU, 0.0) == pytest.approx(1.3 * MU)
+    assert stribeck(law, MU, 1.0) == pytest.approx(MU, rel=1e-9)
+
+
+def test_lugre_steady_sliding_follows_its_stribeck_curve():
+    """z -> g(v) sgn(v) / sigma0, so mu -> g(v) (+ sigma2 v = 0 here): 4 s of sliding is
+    over 60 relaxation lengths even at 1 mm/s."""
+    law = law_record("lugre")
+    for velocity in (1e-3, 0.01, 0.1):
+        mu = run(law, [velocity] * 4000, 1e-3)
+        assert mu[-1] == pytest.approx(stribeck(law, MU, velocity), rel=1e-6)
+
+
+@pytest.fixture(scope="module")
+def two_pulley_runs():
+    """Each law on the two-pulley test drive: a 50 N m load, steady means over 0.1 s."""
+    base = load_layout_text(two_pulley_text(law="tanh"), source="<two-pulley>")
+    results = {}
+    for name in ("tanh", "dahl", "lugre", "gms"):
+        layout = dataclasses.replace(base, friction=dataclasses.replace(base.friction, law=name))
+        drive = BeltDrive(layout)
+        drive.reset(100.0, 20.0, settle_time=0.1)
+        start = []
+        for _ in range(60):  # a sudden load step 20 -> 50 N m: start-up of the new load
+            drive.advance(1e-4, 100.0, 50.0)
+            start.append(drive.outputs()["speed_driven"])
+        drive.advance(0.1, 100.0, 50.0)
+        rows = []
+        for _ in range(100):
+            drive.advance(1e-3, 100.0, 50.0)
+            out = drive.outputs()
+            rows.append((out["span_tension_driven_driver"], out["span_tension_driver_driven"], out["speed_driven"]))
+        results[name] = (np.mean(rows, axis=0), np.array(start))
+    return results
+
+
+@pytest.mark.parametrize("name", ["dahl", "lugre", "gms"])
+def test_every_law_transmits_the_same_torque_with_the_expected_creep(two_pulley_runs, name):
+    """Steady operation: (T1 - T2) R = 50 N m within 2 % for every law (REFERENCES.md
+    section 4), and the speed loss within 10 % of Grashof's (T1 - T2)/(EA + T1) (section 3);
+    the presliding compliance of the dynamic laws adds a little microslip."""
+    (tight, slack, speed), _ = two_pulley_runs[name]
+    assert (tight - slack) * 0.1 == pytest.approx(50.0, rel=0.02)
+    assert 1.0 - speed / 100.0 == pytest.approx((tight - slack) / (1.2e5 + tight), rel=0.10)
+    (tight_tanh, slack_tanh, _), _ = two_pulley_runs["tanh"]
+    assert tight == pytest.approx(tight_tanh, rel=0.02) and slack == pytest.approx(slack_tanh, rel=0.05)
+
+
+def test_laws_differ_where_they_should_at_a_load_step(two_pulley_runs):
+    """After a sudden load step the memoryless tanh law and the compliant presliding laws
+    (Dahl, LuGre: sigma = 1e4 1/m, 50 um to full friction) wind up differently: the driven
+    pulley's speed over the first 6 ms differs by more than 10 % of its dip, while the steady
+    states agree (previous test). GMS with its stiffer elements stays closer to tanh."""
+    _, tanh = two_pulley_runs["tanh"]
+    for name in ("dahl", "lugre"):
+        _, start = two_pulley_runs[name]
+        dip = 100.0 - min(tanh.min(), start.min())
+        assert np.max(np.abs(start - tanh)) > 0.1 * dip, name
+
+
+SEED_002_CASE_1 = """
+[belt]
+mass_per_length_kg_per_m = 0.1
+axial_stiffness_N = 1.2e5
+bending_stiffness_Nm2 = 0.02
+thickness_m = 4.0e-3
+cord_offset_m = 0.0
+groove_angle_rad = 3.141592653589793
+n_elements = 60
+pretension_N = {pretension}
+
+[contact]
+stiffness_linear_N_per_m2 = 1.0e9
+damping_Ns_per_m2 = 6.0e3
+
+[friction]
+law = "dahl"
+mu = 0.8
+dahl_stiffness_per_m = 1.0e4
+
+[[pulleys]]
+name = "driver"
+role = "crankshaft"
+center_m = [0.0, 0.0]
+radius_m = 0.1
+
+[[pulleys]]
+name = "driven"
+role = "accessory"
+center_m = [0.29, 0.0]
+radius_m = 0.1
+inertia_kgm2 = 0.05
+bearing_damping_Nms_per_rad = 0.0
+torque_table_speed_rad_per_s = [0.0, 100.0]
+torque_table_Nm = [0.0, 1591.5494309189535]   # 100/(2 pi) w: 100 N m at 2 pi rad/s (seed 002 eq. 2.13)
+"""
+
+
+def pretension_for_span_forces(tight, slack, mu, radius, span, wrap=np.pi):
+    """Installation tension whose belt length carries ``tight``/``slack`` spans in running:
+    creep theory (REFERENCES.md section 3) puts each wrap at its entry tension except on
+    the exit slip arc ln(T1/T2)/mu, where it changes exponentially; the belt's total
+    stretch sum(T ds)/EA is the same installed and running, so the installation tension
+    is the length-weighted mean running tension."""
+    arc = np.log(tight / slack) / mu
+    wraps = radius * ((tight + slack) * (wrap - arc) + 2 * (tight - slack) / mu)
+    return (wraps + (tight + slack) * span) / (2 * span + 2 * wrap * radius)
+
+
+def test_seed_002_case_1_span_forces_after_start_up():
+    """Seed 002 case 1 (REFERENCES.md section 9): two pulleys r = 0.1 m, 0.29 m apart, a
+    1.2 m belt of 60 elements, Dahl sigma = 1e4 1/m, resistance 100/(2 pi) w; started from
+    rest to about 2 pi rad/s, the spans carry about 120 N (slack) and 1120 N (tight). The
+    paper drives by torque, here the crank speed ramps to 2 pi rad/s in 0.3 s; its friction
+    coefficient is not given: a 1120/120 ratio over a pi wrap needs mu >= 0.71 (capstan), 0.8
+    is used. Nor is its preload: the one that carries 1120/120 N by creep theory is used
+    (540 N; the spans' mean, 620 N, is not it at a 9:1 ratio). 10 % on the span forces: the
+    paper reads them off a plot ("about")."""
+    pretension = pretension_for_span_forces(1120.0, 120.0, mu=0.8, radius=0.1, span=0.29)
+    assert pretension == pytest.approx(540.4, abs=0.5)
+    drive = BeltDrive(load_layout_text(SEED_002_CASE_1.format(pretension=pretension), source="<seed 002 case 1>"))
+    drive.reset(0.0, 0.0, settle_time=0.05)
+    target = 2 * np.pi
+    for k in range(50):  # ramp over 0.3 s
+        drive.advance(0.006, target * (k + 1) / 50, 0.0)
+    drive.advance(0.2, target, 0.0)
+    rows = []
+    for _ in range(100):
+        drive.advance(1e-3, target, 0.0)
+        out = drive.outputs()
+        rows.append((out["span_tension_driven_driver"], out["span_tension_driver_driven"], out["speed_driven"]))
+    tight, slack, speed = np.mean(rows, axis=0)
+    assert speed == pytest.approx(target, rel=0.02)
+    assert tight == pytest.approx(1120.0, rel=0.10)
+    assert slack == pytest.approx(120.0, rel=0.10)
+    assert (tight - slack) * 0.1 == pytest.approx(100.0 / (2 * np.pi) * speed, rel=0.02)
