@@ -69,7 +69,8 @@ PARAMETERS = (
     Parameter("tensioner_friction_torque_return", "tensioner", "friction_torque_return_Nm", "N.m",
               "Coulomb torque of the arm moving toward the belt"),
     Parameter("n_elements", "belt", "n_elements", "", "number of belt elements (structural)", int),
-    Parameter("friction_law", "friction", "law", "", "friction law: creep_polynomial, tanh or bristle (structural)",
+    Parameter("friction_law", "friction", "law", "",
+              "friction law (structural): creep_polynomial, tanh, bristle, dahl, lugre or gms",
               str),
 )
 

@@ -28,6 +28,8 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layout", help="layout TOML file (default: the built-in layout)")
     parser.add_argument("--elements", type=int, help="number of belt elements (default: the layout's)")
+    parser.add_argument("--friction", help="friction law instead of the layout's (creep_polynomial, tanh, bristle, "
+                                           "dahl, lugre, gms)")
     parser.add_argument("--min-elements", type=int, default=MIN_ELEMENTS,
                         help="refuse belts with fewer elements (default: %(default)s)")
     parser.add_argument("--rpm", type=float, default=800.0, help="crank speed [rpm] (default: %(default)g)")
@@ -43,6 +45,8 @@ def main(argv=None) -> None:
     layout = load_layout(args.layout)
     if args.elements is not None:
         layout = dataclasses.replace(layout, belt=dataclasses.replace(layout.belt, n_elements=args.elements))
+    if args.friction is not None:
+        layout = dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, law=args.friction))
     elements = layout.belt.n_elements
     if elements < 12:  # the layout rule for n_elements (docs/layout-format.md)
         parser.error(f"argument --elements: {elements} must be >= 12")

@@ -44,7 +44,7 @@ def run(law, slips, dt):
     new = np.zeros(6)
     out = np.empty(len(slips))
     for k, v in enumerate(slips):
-        out[k] = state_law_coefficient(law, MU, v, dt, state, new)
+        out[k] = state_law_coefficient(law, MU, v, dt, state, new)[0]
         state[:] = new
     return out
 
@@ -263,3 +263,21 @@ def test_seed_002_case_1_span_forces_after_start_up():
     assert tight == pytest.approx(1120.0, rel=0.10)
     assert slack == pytest.approx(120.0, rel=0.10)
     assert (tight - slack) * 0.1 == pytest.approx(100.0 / (2 * np.pi) * speed, rel=0.02)
+
+
+@pytest.mark.parametrize("name", ["dahl", "lugre", "gms"])
+@pytest.mark.parametrize("slip", [-0.3, -2e-3, -1e-5, 1e-5, 2e-3, 0.3])
+def test_state_law_slopes_match_difference_quotients(name, slip):
+    """The analytic dm/d(slip) the implicit solve uses equals a central difference quotient
+    (relative 1e-5) from states of a sticking, a sliding and a reversed contact."""
+    law = law_record(name)
+    for history in ([1e-4] * 3, [0.05] * 50, [0.05] * 50 + [-1e-4] * 3):
+        state, new = np.zeros(6), np.zeros(6)
+        for v in history:
+            state_law_coefficient(law, MU, v, 2e-5, state, new)
+            state[:] = new
+        _, slope = state_law_coefficient(law, MU, slip, 2e-5, state, new)
+        h = 1e-7 * max(abs(slip), 1e-3)  # keeps slip +- h on one side of zero here
+        up = state_law_coefficient(law, MU, slip + h, 2e-5, state, new)[0]
+        down = state_law_coefficient(law, MU, slip - h, 2e-5, state, new)[0]
+        assert slope == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)

@@ -152,79 +152,102 @@ def stribeck(law, mu, slip):
 
 
 @njit(cache=True)
+def stribeck_slope(law, mu, slip):
+    """d/dv of :func:`stribeck`."""
+    r = slip / law.stribeck_velocity
+    return -2.0 * r / law.stribeck_velocity * (law.static_ratio - 1.0) * mu * np.exp(-r * r)
+
+
+@njit(cache=True)
 def state_law_coefficient(law, mu, slip, dt, state, new_state):
     """Friction coefficient ``m`` (F = -N m) of a state law at the end of a step of length
-    ``dt`` whose slip is ``slip`` throughout, and the states then (into ``new_state``).
-    Each update is the exact solution of the law's state equation for constant slip."""
+    ``dt`` whose slip is ``slip`` throughout, its derivative dm/d(slip), and the states then
+    (into ``new_state``). Each update is the exact solution of the law's state equation for
+    constant slip; at zero slip the derivative is the mean of its one-sided values."""
     sign = 1.0 if slip > 0.0 else (-1.0 if slip < 0.0 else 0.0)
     if law.law == LAW_DAHL:
-        m = state[0]
-        if sign != 0.0:
-            m = sign * mu + (m - sign * mu) * np.exp(-law.dahl_stiffness * abs(slip) * dt / mu)
+        m0 = state[0]
+        rate = law.dahl_stiffness * dt / mu
+        if sign == 0.0:
+            new_state[0] = m0
+            return m0, rate * mu
+        decay = np.exp(-rate * abs(slip))
+        m = sign * mu + (m0 - sign * mu) * decay
         new_state[0] = m
-        return m
+        return m, rate * (mu - sign * m0) * decay
     if law.law == LAW_LUGRE:
-        z = state[0]
-        if sign != 0.0:
-            g = stribeck(law, mu, slip)
-            steady = sign * g / law.lugre_stiffness
-            z = steady + (z - steady) * np.exp(-law.lugre_stiffness * abs(slip) * dt / g)
+        z0 = state[0]
+        s0 = law.lugre_stiffness
+        if sign == 0.0:
+            new_state[0] = z0
+            return s0 * z0, (s0 + law.lugre_damping / dt) * dt
+        g = stribeck(law, mu, slip)
+        dg = stribeck_slope(law, mu, slip)
+        steady = sign * g / s0
+        lam = s0 * abs(slip) * dt / g
+        decay = np.exp(-lam)
+        z = steady + (z0 - steady) * decay
+        dz = sign * dg / s0 * (1.0 - decay) - (z0 - steady) * decay * s0 * dt * (sign * g - abs(slip) * dg) / (g * g)
         new_state[0] = z
-        return law.lugre_stiffness * z + law.lugre_damping * (z - state[0]) / dt + law.lugre_viscous * slip
+        m = s0 * z + law.lugre_damping * (z - z0) / dt + law.lugre_viscous * slip
+        return m, (s0 + law.lugre_damping / dt) * dz + law.lugre_viscous
     # LAW_GMS
-    limit = sign * stribeck(law, mu, slip)  # s(v), eq. 11
+    g = stribeck(law, mu, slip)
+    limit = sign * g  # s(v), eq. 11
+    limit_slope = sign * stribeck_slope(law, mu, slip)
     total = 0.0
+    slope = 0.0
     for k in range(law.gms_count):
         m = state[2 * k]
         mode = state[2 * k + 1]  # 0: sticks, +-1: slips in that direction
+        dm = law.gms_stiffness[k] * dt
         if sign != 0.0:
             if mode == 0.0 or mode != sign:  # sticking, or the slip reversed: eq. 9
                 m = m + law.gms_stiffness[k] * slip * dt
                 mode = 0.0
-                if abs(m) > abs(limit):
+                if abs(m) > g:
                     m = limit
                     mode = sign
+                    dm = limit_slope
             else:  # slipping on: eq. 10 with v held
-                m = limit + (m - limit) * np.exp(-law.gms_weight[k] * law.gms_attraction * dt / abs(limit))
+                beta = law.gms_weight[k] * law.gms_attraction * dt
+                decay = np.exp(-beta / g)
+                dm = limit_slope * (1.0 - decay) + (m - limit) * decay * beta * sign * limit_slope / (g * g)
+                m = limit + (m - limit) * decay
         new_state[2 * k] = m
         new_state[2 * k + 1] = mode
         total += law.gms_weight[k] * m
-    return total
+        slope += law.gms_weight[k] * dm
+    return total, slope
 
 
 @njit(cache=True)
 def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, guess):
     """:func:`implicit_friction` for the state laws: solve
     ``h(s) = mass (s - s_free) + dt N m(s) = 0`` with m from :func:`state_law_coefficient`
-    by Newton's method (difference quotient slope) kept inside a bracket found by widening
-    around ``s_free``; then keep the states of the converged slip."""
+    by Newton's method from the warm start, keeping a bracket of the points evaluated (and
+    bisecting in it, or stepping out of it, when Newton would leave it); then keep the
+    states of the converged slip."""
     scale = dt * normal
-    width = scale * 2.0 * mu * max(law.static_ratio, 1.0) / mass + 1e-9
-    lo = free_slip - width
-    hi = free_slip + width
+    width = scale * 2.0 * mu * law.static_ratio / mass + 1e-9
+    lo = -np.inf
+    hi = np.inf
+    x = guess if abs(guess - free_slip) < width else free_slip
     for _ in range(60):
-        if mass * (lo - free_slip) + scale * state_law_coefficient(law, mu, lo, dt, state, work) <= 0.0:
-            break
-        lo -= width
-        width *= 2.0
-    for _ in range(60):
-        if mass * (hi - free_slip) + scale * state_law_coefficient(law, mu, hi, dt, state, work) >= 0.0:
-            break
-        hi += width
-        width *= 2.0
-    x = guess if lo < guess < hi else free_slip
-    for _ in range(60):
-        residual = mass * (x - free_slip) + scale * state_law_coefficient(law, mu, x, dt, state, work)
+        m, dm = state_law_coefficient(law, mu, x, dt, state, work)
+        residual = mass * (x - free_slip) + scale * m
         if residual > 0.0:
             hi = x
         else:
             lo = x
-        h = 1e-9 + 1e-7 * abs(x)
-        slope = mass + scale * (state_law_coefficient(law, mu, x + h, dt, state, work)
-                                - state_law_coefficient(law, mu, x, dt, state, work)) / h
-        new = x - residual / slope if slope > 0.0 else 0.5 * (lo + hi)
-        if not (lo < new < hi):
-            new = 0.5 * (lo + hi)
+        slope = mass + scale * dm
+        new = x - residual / slope if slope > 0.0 else np.nan
+        if not (lo < new < hi):  # also catches nan
+            if np.isfinite(lo) and np.isfinite(hi):
+                new = 0.5 * (lo + hi)
+            else:
+                new = x - width if residual > 0.0 else x + width
+                width *= 2.0
         converged = abs(new - x) <= 1e-13 + 1e-10 * abs(x)
         x = new
         if converged or hi - lo <= 1e-13 + 1e-10 * abs(x):
