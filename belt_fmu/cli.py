@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import math
 import os
 import sys
@@ -20,7 +21,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .layout import LayoutError
+from .layout import FRICTION_LAWS, LayoutError
 
 EXIT_OUTPUT = 1
 EXIT_USAGE = 2  # argparse's status
@@ -122,6 +123,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output-interval", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1e-4,
                      metavar="SECONDS",
                      help="output sampling interval [s] (default: %(default)g)")
+    run.add_argument("--friction", choices=FRICTION_LAWS, metavar="LAW",
+                     help="friction law instead of the layout's: " + ", ".join(FRICTION_LAWS))
     run.add_argument("--out", metavar="CSV", help="write the results table to this CSV file")
     run.add_argument("--plot", metavar="FIGURE", help="plot the results to this file (.png, .pdf or .svg)")
     run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -288,6 +291,8 @@ def _simulate_command(args) -> int:
         args.error(f"argument --output-interval: {args.output_interval:g} s must be <= --t-end ({args.t_end:g} s)")
     layout = load_layout(args.layout)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
+    if args.friction is not None:
+        layout = dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, law=args.friction))
     start = time.perf_counter()
     with _progress_bar(args) as progress:
         results = simulate(layout, rpm=args.rpm, water_pump_torque=args.water_pump_torque, t_end=args.t_end,
@@ -295,7 +300,7 @@ def _simulate_command(args) -> int:
     total = time.perf_counter() - start
     print(f"layout: {layout.source}")
     print(f"inputs: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, "
-          f"{args.t_end:g} s simulated")
+          f"{args.t_end:g} s simulated; friction law {layout.friction.law}")
     print()
     print(_summary(results, layout))
     print()

@@ -103,3 +103,11 @@ def test_divergence_exits_3_with_its_message(monkeypatch, capsys):
     assert main(["simulate", "--t-end", "0.01"]) == EXIT_MODEL
     err = capsys.readouterr().err
     assert "integration diverged at t = 0.001 s" in err and "Traceback" not in err
+
+
+def test_simulate_with_another_friction_law(capsys):
+    status = main(["simulate", "--rpm", "800", "--t-end", "0.005", "--friction", "dahl", "--no-progress"])
+    assert status == 0
+    assert "friction law dahl" in capsys.readouterr().out
+    assert main(["simulate", "--friction", "coulomb"]) == 2
+    assert "invalid choice: 'coulomb'" in capsys.readouterr().err
