@@ -317,3 +317,22 @@ def test_missing_dependency_is_reported_through_the_fmi_logger(fmu):
     assert "REFUSED" in run.stdout
     assert "needs Python >= 3.10 with numpy, scipy and numba" in run.stdout
     assert "lacks numba" in run.stdout and "pip install numpy scipy numba" in run.stdout
+
+
+def test_friction_law_is_a_structural_parameter(fmu):
+    """Set before initialization, `friction_law` = gms builds the model with the GMS law and
+    its friction states: the same steps as the Python model with that law, to 1e-12."""
+    import dataclasses
+
+    inst = FmuInstance(fmu, instance_name="gms")
+    try:
+        inst.initialize({"friction_law": "gms", "crank_speed": CRANK, "water_pump_torque": PUMP})
+        layout = load_layout_data(inst.layout_data)
+        drive = BeltDrive(dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, law="gms")))
+        drive.reset(CRANK, PUMP)
+        for _ in range(20):
+            inst.step(STEP)
+            drive.advance(STEP, CRANK, PUMP)
+        assert inst.get(drive.output_names) == pytest.approx(drive.output_values.tolist(), rel=1e-12, abs=1e-12)
+    finally:
+        inst.close()
