@@ -13,7 +13,7 @@ import pytest
 from fmpy.fmi1 import FMICallException
 from fmpy.validation import validate_fmu
 
-from belt_fmu import BeltDrive, load_layout
+from belt_fmu import BeltDrive
 from belt_fmu.build import build_fmu
 from belt_fmu.cosim import FmuInstance, cosimulate
 from belt_fmu.layout import load_layout_data

@@ -43,7 +43,7 @@ the step either:
 import numpy as np
 from numba import njit
 
-from .state import LAW_BRISTLE, LAW_DAHL, LAW_GMS, LAW_LUGRE, LAW_TANH
+from .state import LAW_BRISTLE, LAW_DAHL, LAW_LUGRE, LAW_TANH
 
 
 @njit(cache=True)
