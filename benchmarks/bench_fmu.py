@@ -70,8 +70,7 @@ def main() -> None:
     n_steps = int(round(args.t_end / args.step))
     instance = FmuInstance(fmu_path)
     instance.initialize({"crank_speed": crank, "water_pump_torque": pump})
-    # the reference physics runs the FMU's own copy of the model package (a second copy of
-    # numba code under another name in one process is slow to call, see the issue notes)
+    # the reference physics runs the FMU's own copy of the model package: the same code
     model = importlib.import_module(package_name() + ".slave")
     drive = model.BeltDrive(model.load_layout_data(instance.layout_data))
     drive.reset(crank, pump)

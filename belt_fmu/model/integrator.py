@@ -25,8 +25,6 @@ freedom.
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit
 
@@ -35,23 +33,13 @@ from .contact import build_candidates, normal_force
 from .drive import arm_torque, pulley_loads, update_pulley_centers
 from .friction import implicit_friction
 from .outputs import evaluate_outputs
+from .state import friction_slots, unpack_arrays, unpack_state
 
 OK = 0
 NOT_FINITE = 1
 OVERSTRETCHED = 2
 #: element strain beyond which the run is declared diverged (a real belt breaks far earlier)
 STRAIN_LIMIT = 0.25
-
-
-class StateViews(NamedTuple):
-    """Named views into the flat state vector (see :mod:`belt_fmu.model.state`)."""
-
-    q: np.ndarray
-    u: np.ndarray
-    theta: np.ndarray
-    omega: np.ndarray
-    arm: np.ndarray
-    friction: np.ndarray
 
 
 @njit(cache=True)
@@ -319,3 +307,20 @@ def advance_and_report(s, a, n_steps, dt, crank_omega, water_pump_torque, output
     status, taken = advance(s, a, n_steps, dt, crank_omega, water_pump_torque)
     evaluate_outputs(s, a, outputs)
     return status, taken
+
+
+@njit(cache=True)
+def run(y, work, index_work, drive, contact_law, arm_law, load_law, pulleys, table, n_steps, dt, crank_omega,
+        water_pump_torque, outputs):
+    """Entry from Python: :func:`advance_and_report` on the flat buffers of a drive."""
+    s = unpack_state(y, drive[0].n_nodes, pulleys.shape[0], friction_slots(contact_law))
+    a = unpack_arrays(drive, contact_law, arm_law, load_law, pulleys, table, work, index_work)
+    return advance_and_report(s, a, n_steps, dt, crank_omega, water_pump_torque, outputs)
+
+
+@njit(cache=True)
+def report(y, work, index_work, drive, contact_law, arm_law, load_law, pulleys, table, outputs):
+    """Entry from Python: the outputs of the current state into ``outputs``."""
+    s = unpack_state(y, drive[0].n_nodes, pulleys.shape[0], friction_slots(contact_law))
+    a = unpack_arrays(drive, contact_law, arm_law, load_law, pulleys, table, work, index_work)
+    evaluate_outputs(s, a, outputs)

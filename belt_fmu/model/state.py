@@ -1,7 +1,7 @@
 """Preallocated model arrays shared by the compiled kernels.
 
 The whole dynamic state lives in ONE flat float64 vector ``y`` (so saving and restoring it,
-e.g. as FMU state, is a copy); :class:`StateLayout` gives named views into it:
+e.g. as FMU state, is a copy); :func:`unpack_state` gives named views into it:
 
 ==========  ============  =====================================================
 view        shape         meaning
@@ -17,13 +17,18 @@ friction    (n, p, k)     friction states per belt node and pulley (k per law,
 ==========  ============  =====================================================
 
 Parameters are numpy records (``DRIVE`` scalar fields, ``PULLEY`` one row per pulley) so
-that kernels read ``drive.axial_stiffness`` rather than ``params[7]``.
+that kernels read ``drive.axial_stiffness`` rather than ``params[7]``. Diagnostics and
+scratch arrays are views into one float and one integer work buffer (:func:`unpack_arrays`).
+Kernels take the named tuples; the entries called from Python take the flat arrays and
+unpack them in compiled code, because numba types a named tuple of 30 arrays slowly on
+every call from Python.
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit
 
 from ..layout import FRICTION_LAWS, GMS_MAX_ELEMENTS
 
@@ -95,7 +100,8 @@ FRICTION_LAW = np.dtype(
 )
 
 
-def friction_state_count(law: int, gms_count: int = 0) -> int:
+@njit(cache=True)
+def friction_state_count(law, gms_count):
     """Friction states per contact: bristle deflection (bristle), coefficient (Dahl), bristle
     state z (LuGre), and per Maxwell element its coefficient and slip direction (GMS)."""
     if law == LAW_GMS:
@@ -120,8 +126,23 @@ PULLEY = np.dtype(
 )
 
 
+class StateViews(NamedTuple):
+    """Named views into the flat state vector ``y`` (see the module docstring)."""
+
+    q: np.ndarray
+    u: np.ndarray
+    theta: np.ndarray
+    omega: np.ndarray
+    arm: np.ndarray
+    friction: np.ndarray
+
+
 class ModelArrays(NamedTuple):
-    """Everything the integrator kernel reads (parameters) or writes (diagnostics)."""
+    """Everything the integrator kernel reads (parameters) or writes (diagnostics, scratch).
+
+    The parameter records are separate arrays; every other array is a view into one float
+    and one integer work buffer (:func:`unpack_arrays` defines their layout).
+    """
 
     drive: np.ndarray  # (1,) DRIVE record
     contact_law: np.ndarray  # (1,) FRICTION_LAW of the belt-pulley contacts
@@ -140,85 +161,85 @@ class ModelArrays(NamedTuple):
     slip: np.ndarray  # (n, p) slip velocity of each contact, node minus pulley [m/s]
     friction_work: np.ndarray  # (k,) scratch: trial friction states of one contact
     arm_work: np.ndarray  # (1,) scratch: the (stateless) friction solves of arm and loads
+    contact_frame: np.ndarray  # (n p, 3): unit normal x, y (pulley centre to node), distance [m]
+    hub_force: np.ndarray  # (p, 2) force of the belt on each pulley [N]
+    belt_torque: np.ndarray  # (p,) torque of the belt on each pulley, CCW [N m]
+    centers: np.ndarray  # (p, 2) current pulley centres [m]
+    center_velocity: np.ndarray  # (p, 2) [m/s]
     # contacts: neighbour lists (rebuilt every few steps) and this step's contact list
     candidates: np.ndarray  # (p, n) int: nodes near pulley j, first candidate_count[j] valid
     candidate_count: np.ndarray  # (p,) int
     contact_node: np.ndarray  # (n p,) int: node of contact k, k < contact_count[0]
     contact_pulley: np.ndarray  # (n p,) int
-    contact_frame: np.ndarray  # (n p, 3): unit normal x, y (pulley centre to node), distance [m]
     contact_count: np.ndarray  # (1,) int
     rebuild_countdown: np.ndarray  # (1,) int: steps until the neighbour lists are rebuilt
-    hub_force: np.ndarray  # (p, 2) force of the belt on each pulley [N]
-    belt_torque: np.ndarray  # (p,) torque of the belt on each pulley, CCW [N m]
-    centers: np.ndarray  # (p, 2) current pulley centres [m]
-    center_velocity: np.ndarray  # (p, 2) [m/s]
 
 
-class StateLayout:
-    """Offsets of the named parts of the flat state vector of a drive."""
-
-    def __init__(self, n_nodes: int, n_pulleys: int, n_friction_states: int):
-        self.n_nodes = n_nodes
-        self.n_pulleys = n_pulleys
-        # at least one friction slot per contact, so the views keep one shape for every law
-        self.n_friction = max(1, n_friction_states)
-        sizes = [("q", 3 * n_nodes), ("u", 3 * n_nodes), ("theta", n_pulleys), ("omega", n_pulleys),
-                 ("arm", 2), ("friction", n_nodes * n_pulleys * self.n_friction)]
-        self.slices = {}
-        start = 0
-        for name, size in sizes:
-            self.slices[name] = slice(start, start + size)
-            start += size
-        self.size = start
-
-    def new(self) -> np.ndarray:
-        return np.zeros(self.size)
-
-    def views(self, y: np.ndarray) -> dict:
-        """Named, writable views of ``y``."""
-        n, p = self.n_nodes, self.n_pulleys
-        s = self.slices
-        return {
-            "q": y[s["q"]].reshape(n, 3),
-            "u": y[s["u"]].reshape(n, 3),
-            "theta": y[s["theta"]],
-            "omega": y[s["omega"]],
-            "arm": y[s["arm"]],
-            "friction": y[s["friction"]].reshape(n, p, self.n_friction),
-        }
+@njit(cache=True)
+def friction_slots(contact_law) -> int:
+    """Friction states per contact stored: at least one, so every law has the same views."""
+    return max(1, friction_state_count(contact_law[0].law, contact_law[0].gms_count))
 
 
-def allocate_arrays(drive: np.ndarray, contact_law: np.ndarray, arm_law: np.ndarray, load_law: np.ndarray,
-                    pulleys: np.ndarray, table: np.ndarray) -> ModelArrays:
-    n = int(drive[0]["n_nodes"])
-    p = len(pulleys)
+@njit(cache=True)
+def _offsets(sizes):
+    out = np.zeros(sizes.shape[0] + 1, dtype=np.int64)
+    for i in range(sizes.shape[0]):
+        out[i + 1] = out[i] + sizes[i]
+    return out
+
+
+@njit(cache=True)
+def _float_offsets(n, p, k):
+    """Offsets of the float work arrays, in the order of :class:`ModelArrays`."""
+    return _offsets(np.array([3 * n, n, 2 * n, 6 * n, 6, n * p, n * p, n * p, k, 1, 3 * n * p, 2 * p, p,
+                              2 * p, 2 * p], dtype=np.int64))
+
+
+@njit(cache=True)
+def _int_offsets(n, p):
+    """Offsets of the integer work arrays, in the order of :class:`ModelArrays`."""
+    return _offsets(np.array([p * n, p, n * p, n * p, 1, 1], dtype=np.int64))
+
+
+@njit(cache=True)
+def buffer_sizes(n, p, k):
+    """Sizes of the state vector and of the float and integer work buffers."""
+    return 6 * n + 2 * p + 2 + n * p * k, _float_offsets(n, p, k)[-1], _int_offsets(n, p)[-1]
+
+
+@njit(cache=True)
+def unpack_state(y, n, p, k):
+    """:class:`StateViews` of the flat state vector ``y``."""
+    o = 0
+    q = y[o:o + 3 * n].reshape((n, 3))
+    o += 3 * n
+    u = y[o:o + 3 * n].reshape((n, 3))
+    o += 3 * n
+    theta = y[o:o + p]
+    o += p
+    omega = y[o:o + p]
+    o += p
+    arm = y[o:o + 2]
+    o += 2
+    friction = y[o:o + n * p * k].reshape((n, p, k))
+    return StateViews(q, u, theta, omega, arm, friction)
+
+
+@njit(cache=True)
+def unpack_arrays(drive, contact_law, arm_law, load_law, pulleys, table, work, index_work):
+    """:class:`ModelArrays`: the parameter records and views into the work buffers."""
+    n = drive[0].n_nodes
+    p = pulleys.shape[0]
+    f = _float_offsets(n, p, friction_slots(contact_law))
+    i = _int_offsets(n, p)
     return ModelArrays(
-        drive=drive,
-        contact_law=contact_law,
-        arm_law=arm_law,
-        load_law=load_law,
-        pulleys=pulleys,
-        table=table,
-        node_force=np.zeros((n, 3)),
-        axial_force=np.zeros(n),
-        element_direction=np.zeros((n, 2)),
-        axial_work=np.zeros((n, 6)),
-        element_work=np.zeros(6),
-        normal_force=np.zeros((n, p)),
-        friction_force=np.zeros((n, p)),
-        slip=np.zeros((n, p)),
-        arm_work=np.zeros(1),
-        friction_work=np.zeros(max(1, int(friction_state_count(int(contact_law[0]["law"]),
-                                                                 int(contact_law[0]["gms_count"]))))),
-        candidates=np.zeros((p, n), dtype=np.int64),
-        candidate_count=np.zeros(p, dtype=np.int64),
-        contact_node=np.zeros(n * p, dtype=np.int64),
-        contact_pulley=np.zeros(n * p, dtype=np.int64),
-        contact_frame=np.zeros((n * p, 3)),
-        contact_count=np.zeros(1, dtype=np.int64),
-        rebuild_countdown=np.zeros(1, dtype=np.int64),
-        hub_force=np.zeros((p, 2)),
-        belt_torque=np.zeros(p),
-        centers=np.zeros((p, 2)),
-        center_velocity=np.zeros((p, 2)),
+        drive, contact_law, arm_law, load_law, pulleys, table,
+        work[f[0]:f[1]].reshape((n, 3)), work[f[1]:f[2]], work[f[2]:f[3]].reshape((n, 2)),
+        work[f[3]:f[4]].reshape((n, 6)), work[f[4]:f[5]], work[f[5]:f[6]].reshape((n, p)),
+        work[f[6]:f[7]].reshape((n, p)), work[f[7]:f[8]].reshape((n, p)), work[f[8]:f[9]], work[f[9]:f[10]],
+        work[f[10]:f[11]].reshape((n * p, 3)), work[f[11]:f[12]].reshape((p, 2)), work[f[12]:f[13]],
+        work[f[13]:f[14]].reshape((p, 2)), work[f[14]:f[15]].reshape((p, 2)),
+        index_work[i[0]:i[1]].reshape((p, n)), index_work[i[1]:i[2]], index_work[i[2]:i[3]],
+        index_work[i[3]:i[4]], index_work[i[4]:i[5]], index_work[i[5]:i[6]],
     )

@@ -21,9 +21,10 @@ import numpy as np
 from . import initialization as init
 from .geometry import BeltPath, cord_radius, crank_sense, wrap_senses
 from .drive import table_torque
-from .integrator import NOT_FINITE, OK, OVERSTRETCHED, StateViews, advance_and_report
-from .outputs import evaluate_outputs, output_specs
-from .state import DRIVE, FRICTION_LAW, FRICTION_LAWS, LAW_TANH, PULLEY, StateLayout, allocate_arrays
+from .integrator import NOT_FINITE, OK, OVERSTRETCHED, report, run
+from .outputs import output_specs
+from .state import (DRIVE, FRICTION_LAW, FRICTION_LAWS, LAW_TANH, PULLEY, buffer_sizes, friction_slots,
+                    unpack_arrays, unpack_state)
 
 #: fraction of the stability limit used as time step
 STEP_SAFETY = 0.8
@@ -94,10 +95,18 @@ class BeltDrive:
         self.drive = self._drive_record(layout, self.geometry, rest_length)
         self.pulleys, table = self._pulley_records(layout, self.geometry)
         contact_law, arm_law, load_law = self._friction_laws(layout, self.drive[0])
-        self.arrays = allocate_arrays(self.drive, contact_law, arm_law, load_law, self.pulleys, table)
-        self.state_layout = StateLayout(n, len(layout.pulleys), self.arrays.friction_work.size)
-        self.y = self.state_layout.new()
-        self.views = StateViews(**self.state_layout.views(self.y))
+        p = len(layout.pulleys)
+        k = friction_slots(contact_law)
+        n_state, n_work, n_index = buffer_sizes(n, p, k)
+        self.y = np.zeros(n_state)  # the state vector
+        self.work = np.zeros(n_work)  # diagnostics and scratch (ModelArrays)
+        self.index_work = np.zeros(n_index, dtype=np.int64)
+        # the arrays the compiled entries take, and named views of the same memory
+        self._kernel_args = (self.y, self.work, self.index_work, self.drive, contact_law, arm_law, load_law,
+                             self.pulleys, table)
+        self.views = unpack_state(self.y, n, p, k)
+        self.arrays = unpack_arrays(self.drive, contact_law, arm_law, load_law, self.pulleys, table, self.work,
+                                    self.index_work)
         self.dt = stable_time_step(self.drive[0], contact_law[0])
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
@@ -324,8 +333,7 @@ class BeltDrive:
         n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
         dt = interval / n_steps
         omega = self.drive[0]["crank_sense"] * crank_speed
-        status, taken = advance_and_report(self.views, self.arrays, n_steps, dt, omega, water_pump_torque,
-                                           self.output_values)
+        status, taken = run(*self._kernel_args, n_steps, dt, omega, water_pump_torque, self.output_values)
         if status != OK:
             when = self.time + taken * dt
             what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
@@ -347,32 +355,24 @@ class BeltDrive:
     def evaluate_outputs(self) -> np.ndarray:
         """Recompute :attr:`output_values` (outputs in :attr:`specs` order) from the state;
         :meth:`advance`, :meth:`reset` and :meth:`set_state` keep them current already."""
-        evaluate_outputs(self.views, self.arrays, self.output_values)
+        report(*self._kernel_args, self.output_values)
         return self.output_values
 
     # ------------------------------------------------------------------ state
     def get_state(self) -> np.ndarray:
         """Everything needed to continue exactly: time, state vector and the diagnostics
         of the last step (outputs are computed from them)."""
-        a = self.arrays
-        return np.concatenate([[self.time], self.y, a.axial_force, a.normal_force.ravel(),
-                               a.friction_force.ravel(), a.slip.ravel(), a.hub_force.ravel(), a.belt_torque,
-                               a.centers.ravel(), a.center_velocity.ravel()])
+        return np.concatenate([[self.time], self.y, self.work])
 
     def set_state(self, saved: np.ndarray) -> None:
-        a = self.arrays
-        parts = [self.y, a.axial_force, a.normal_force, a.friction_force, a.slip, a.hub_force, a.belt_torque,
-                 a.centers, a.center_velocity]
-        expected = 1 + sum(p.size for p in parts)
+        expected = 1 + self.y.size + self.work.size
         saved = np.asarray(saved, dtype=float)
         if saved.shape != (expected,):
             raise ValueError(f"state vector has {saved.size} values, this drive needs {expected}")
         self.time = float(saved[0])
-        k = 1
-        for part in parts:
-            part.reshape(-1)[:] = saved[k:k + part.size]
-            k += part.size
-        self.arrays.rebuild_countdown[0] = 0
+        self.y[:] = saved[1:1 + self.y.size]
+        self.work[:] = saved[1 + self.y.size:]
+        self.arrays.rebuild_countdown[0] = 0  # neighbour lists are rebuilt from the state
         self.evaluate_outputs()
 
 
