@@ -1,0 +1,159 @@
+"""Run ``BeltDriveSystem.ssp`` with libcosim, the Open Simulation Platform's co-simulation
+engine (PyPI ``libcosimpy``): results table and plots.
+
+    python examples/ssp/run_ssp.py BeltDriveSystem.ssp [--t-end T] [--out results_ssp.csv]
+                                   [--plot results_ssp.png]
+
+libcosim reads the archive itself (components, connections, the parameter bindings of
+``parameters.ssv``, the fixed-step algorithm of the DefaultExperiment annotation) and runs
+it: at each step every FMU steps from the inputs its partners' outputs had after the
+previous step (Jacobi), then outputs go to the inputs.
+A time-series observer records :data:`ssp_file.RECORDED` at every step, the initialized
+state included (step 0), and the bound parameters' values. The run prints a summary of its
+second half; ``--t-end`` defaults to the SSD's stop time.
+
+The FMUs are PythonFMU FMUs: loaded into this process, they run on this interpreter (no
+``LD_PRELOAD`` needed from Python). PythonFMU 0.7.0 can abort at interpreter exit once its
+FMUs were loaded, so the script ends with ``os._exit`` after writing its files, and marks
+``belt_fmu.cosim.FmuInstance.loaded`` for callers that do the same (the test suite).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+from ssp_file import RECORDED, filtered_bearing_force, fixed_steps, read_ssp, results_table, summary
+
+#: panels of :func:`plot_results`: column, label
+PANELS = (("engine.crank_speed", "crank speed [rad/s]"), ("belt.crank_torque", "crank torque [N m]"),
+          ("belt.tensioner_angle", "tensioner angle [rad]"), ("belt.bearing_force", "bearing force idler1 [N]"))
+
+
+def run_libcosim(ssp_path, t_end: float | None = None):
+    """Co-simulate the SSP archive at ``ssp_path`` with libcosim for ``t_end`` [s] (default:
+    the SSD's stop time) with the SSD's fixed-step algorithm; returns a
+    :class:`belt_fmu.simulation.Results` of :data:`ssp_file.RECORDED` at every step from 0,
+    with ``parameters``: the bound parameter values the FMUs report at the end.
+    ``wall_time`` is the stepping time (the first step, which also initializes, counted as an
+    average one). RuntimeError if libcosim stops, with its message (an FMU's own message is
+    in libcosim's log, on standard output, just before)."""
+    from libcosimpy._internal import get_last_error_message
+    from libcosimpy.CosimEnums import CosimVariableCausality, CosimVariableType
+    from libcosimpy.CosimExecution import CosimExecution
+    from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
+    from libcosimpy.CosimObserver import CosimObserver
+
+    from belt_fmu.cosim import FmuInstance
+
+    system = read_ssp(ssp_path)
+    _, n_steps = fixed_steps(system, t_end)
+    # While loading, libcosim warns about every name of the shared parameter file that a
+    # component lacks, which SSP ignores by design (build_ssp.py checks that each name
+    # belongs to some FMU).
+    log_output_level(CosimLogLevel.ERROR)
+    FmuInstance.loaded = True  # PythonFMU FMUs in this process from here on
+    execution = CosimExecution.from_ssp_file(str(ssp_path))
+    log_output_level(CosimLogLevel.WARNING)
+    try:
+        observer = CosimObserver.create_time_series(buffer_size=n_steps + 1)
+        execution.add_observer(observer)
+        recorded, applied = {}, {}  # column -> (slave index, value reference)
+        for name, component in system.components.items():
+            index = execution.slave_index_from_instance_name(name)
+            variables = {v.name.decode(): v for v in execution.slave_variables(index)}
+            recorded.update({f"{name}.{v}": (index, variables[v].reference) for c, v in RECORDED if c == name})
+            applied.update({f"{name}.{p}": (index, variables[p].reference) for p in component.parameters
+                            if p in variables and variables[p].causality == CosimVariableCausality.PARAMETER.value})
+        for index, reference in (*recorded.values(), *applied.values()):
+            observer.start_time_series(index, reference, CosimVariableType.REAL)
+
+        if not execution.step(1):  # initializes, then steps once
+            raise RuntimeError(f"libcosim could not initialize {ssp_path} and take the first step: "
+                               f"{get_last_error_message()}")
+        start = time.perf_counter()
+        if n_steps > 1 and not execution.step(n_steps - 1):
+            raise RuntimeError(f"libcosim stopped at t = {execution.status().current_time * 1e-9:.6g} s: "
+                               f"{get_last_error_message()}")
+        wall = (time.perf_counter() - start) * n_steps / max(n_steps - 1, 1)
+        values = {}
+        for name, where in recorded.items():
+            times_ns, values[name] = _all_samples(observer, *where, n_steps)
+        parameters = {name: observer.time_series_real_samples(*where, n_steps, 1)[2][0]
+                      for name, where in applied.items()}
+    finally:
+        del execution  # now, also after a failure: unloads the FMUs, removes libcosim's temporary folder
+    return results_table(system, [t / 1e9 for t in times_ns], values, wall, parameters)
+
+
+def _all_samples(observer, index: int, reference: int, n_steps: int) -> tuple[list, list]:
+    """Time points [ns] and values at steps 0..n_steps of one real variable from a
+    time-series observer. (libcosimpy 0.0.6 trims a read that includes step 0 by one sample,
+    taking step number 0 for an empty slot, so the read continues from the last step it
+    returned.)"""
+    times, steps, samples = [], [], []
+    while not steps or steps[-1] < n_steps:
+        start = steps[-1] + 1 if steps else 0
+        got_times, got_steps, got_samples = observer.time_series_real_samples(index, reference, start,
+                                                                              n_steps + 1 - start)
+        if not got_steps:
+            raise RuntimeError(f"no samples of variable {reference} of slave {index} from step {start}")
+        times += got_times
+        steps += got_steps
+        samples += got_samples
+    if steps != list(range(n_steps + 1)):
+        raise RuntimeError(f"time series of variable {reference} of slave {index} has gaps")
+    return times, samples
+
+
+def plot_results(results, path, reference=None, labels=("libcosim", "fmpy loop")):
+    """Four panels over time (crank speed, crank torque, tensioner angle, bearing force), with
+    ``reference`` (another run of the same system) drawn dashed over it; written to
+    ``path`` atomically. The bearing force is also drawn as it is read, filtered
+    (:func:`ssp_file.filtered_bearing_force`)."""
+    from belt_fmu.plots import plt, save_figure
+
+    fig, axes = plt.subplots(len(PANELS), 1, sharex=True, figsize=(8, 9))
+    for ax, (column, label) in zip(axes, PANELS):
+        ax.plot(results["time"], results[column], lw=0.8, label=labels[0])
+        if reference is not None:
+            ax.plot(reference["time"], reference[column], lw=0.8, ls="--", label=labels[1])
+        ax.set_ylabel(label)
+        ax.grid(True, lw=0.3)
+    force, cutoff = filtered_bearing_force(results)
+    axes[-1].plot(results["time"], force, color="k", lw=1.2, label=f"{labels[0]}, low-pass {cutoff:.0f} Hz")
+    for ax in (axes[0], axes[-1]):
+        ax.legend(loc="upper right", fontsize="small")
+    axes[-1].set_xlabel("time [s]")
+    fig.suptitle(f"{results.system.path.name}: engine, belt drive and water pump")
+    fig.tight_layout()
+    return save_figure(fig, path)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("ssp", type=Path, help="SSP archive (build_ssp.py)")
+    parser.add_argument("--t-end", type=float, default=None, help="simulated time [s] (default: the SSD's stop time)")
+    parser.add_argument("--out", type=Path, default=Path("results_ssp.csv"), help="results table (CSV)")
+    parser.add_argument("--plot", type=Path, default=Path("results_ssp.png"), help="figure (png, pdf, svg)")
+    args = parser.parse_args(argv)
+    results = run_libcosim(args.ssp, args.t_end)
+    results.to_csv(args.out)
+    plot_results(results, args.plot)
+    print(f"libcosim: {results['time'][-1]:g} s simulated in {results.wall_time:.2f} s "
+          f"(real-time factor {results.real_time_factor:.2f}); wrote {args.out} and {args.plot}")
+    print(summary(results))
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        status = main()
+    except Exception as err:  # a message, not a traceback, then the safe exit below
+        print(f"run_ssp: {type(err).__name__}: {err}", file=sys.stderr)
+        status = 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)  # PythonFMU 0.7.0 may abort at interpreter exit
