@@ -17,7 +17,13 @@ Variables (SI units; names and descriptions in modelDescription.xml):
 
 Errors: a bad input, a parameter the layout rules reject or a diverging step is logged at
 error level with what was wrong and what is allowed; ``do_step`` then returns False
-(fmi2Discard), so the host can roll back (FMU state) or stop, and survives.
+(fmi2Discard), so the host can roll back (FMU state) or stop, and survives. The slave never
+raises once instantiated (PythonFMU 0.7.0 frees a raising slave's objects twice).
+
+Initialization: the model starts from its steady running state at the inputs it has when
+initialization ends, or earlier if the master reads outputs in initialization mode (FMI 2.0
+InitialUnknowns: the outputs are then the running state's, e.g. the crank torque a power-unit
+model needs from the start); it is restarted at the end if inputs or parameters changed.
 """
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ from pythonfmu.enums import Fmi2Status
 
 from .layout import LayoutError, load_layout_data
 from .model.outputs import output_specs
+from .model.initialization import InitializationError
 from .model.system import BeltDrive, DivergenceError, check_inputs
 
 #: namespaces of the FMU slave scripts kept alive (see belt_fmu.build.slave_script)
@@ -94,6 +101,9 @@ class BeltDriveSlave(Fmi2Slave):
         self.crank_speed = float(inputs["crank_speed"])
         self.water_pump_torque = float(inputs["water_pump_torque"])
         self.drive: BeltDrive | None = None
+        self.failure: str | None = None  # why the model could not start
+        self._initializing = False
+        self._started_with = None  # (parameters, inputs) the model was started with
 
         self.register_variable(Real("crank_speed", causality=Fmi2Causality.input,
                                     variability=Fmi2Variability.continuous,
@@ -121,12 +131,18 @@ class BeltDriveSlave(Fmi2Slave):
         self.output_units = {s.name: s.unit for s in specs}
 
     # ------------------------------------------------------------------ FMI calls
+    def enter_initialization_mode(self):
+        self._initializing = True
+
     def exit_initialization_mode(self):
-        self.drive = BeltDrive(self._layout())
-        check_inputs(self.crank_speed, self.water_pump_torque)
-        self.drive.reset(self.crank_speed, self.water_pump_torque)
+        self._initializing = False
+        self._start()
 
     def do_step(self, current_time: float, step_size: float) -> bool:
+        if self.drive is None:
+            self.log(f"step from t = {current_time:.9g} s refused: the model did not initialize: {self.failure}",
+                     Fmi2Status.error)
+            return False
         try:
             self.drive.advance(step_size, self.crank_speed, self.water_pump_torque)
         except (ValueError, DivergenceError) as err:
@@ -135,18 +151,37 @@ class BeltDriveSlave(Fmi2Slave):
         return True
 
     # ------------------------------------------------------------------ helpers
+    def _start(self) -> None:
+        """Build the model from the layout and parameters and start it from its steady
+        running state at the current inputs, unless it already stands there (outputs read
+        during initialization started it). A failure is logged, never raised: PythonFMU
+        0.7.0 frees a raising slave's objects twice."""
+        parameters = tuple(getattr(self, p.name) for p in self.parameters)
+        inputs = (self.crank_speed, self.water_pump_torque)
+        if self.drive is not None and self._started_with == (parameters, inputs):
+            return
+        try:
+            drive = self.drive if self.drive is not None and self._started_with[0] == parameters else None
+            drive = drive or BeltDrive(self._layout())
+            check_inputs(*inputs)
+            drive.reset(*inputs)
+        except (LayoutError, InitializationError, ValueError) as err:
+            self.failure = str(err)
+            self.drive = None
+            self.log(f"initialization failed: {err}", Fmi2Status.error)
+            return
+        self.drive, self._started_with, self.failure = drive, (parameters, inputs), None
+
     def _layout(self):
-        """The layout with the parameter values set through the FMU."""
+        """The layout with the parameter values set through the FMU (LayoutError if invalid)."""
         data = json.loads(json.dumps(self.layout_data))
         for p in self.parameters:
             data[p.table][p.key] = getattr(self, p.name)
-        try:
-            return load_layout_data(data, f"{self.layout_source} with the FMU parameters")
-        except LayoutError as err:
-            self.log(str(err), Fmi2Status.error)
-            raise
+        return load_layout_data(data, f"{self.layout_source} with the FMU parameters")
 
     def _output(self, index: int) -> float:
+        if self.drive is None and self._initializing and self.failure is None:
+            self._start()  # outputs asked for in initialization mode: FMI 2.0 InitialUnknowns
         return 0.0 if self.drive is None else float(self.drive.output_values[index])
 
     # ------------------------------------------------------------------ FMU state
@@ -169,5 +204,6 @@ class BeltDriveSlave(Fmi2Slave):
             if self.drive is None or rebuild:
                 self.drive = BeltDrive(self._layout())
             self.drive.set_state(np.frombuffer(base64.b64decode(state["drive"]), dtype=np.float64).copy())
+            self._started_with = None
         else:
             self.drive = None

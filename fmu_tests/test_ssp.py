@@ -213,7 +213,8 @@ def test_ssp_runs_end_to_end_with_libcosim_and_applies_the_parameter_set(run):
     for name in results.names:
         assert np.all(np.isfinite(results[name])), name
     expected = {"engine.speed_setpoint", "engine.crank_inertia", "engine.irregularity_order",
-                "engine.irregularity_amplitude", "belt.belt_pretension", "pump.pump_T0", "pump.pump_k"}
+                "engine.irregularity_amplitude", "belt.belt_pretension", "pump.pump_T0", "pump.pump_k",
+                "pump.pump_step_time", "pump.pump_step_factor"}
     assert set(results.parameters) == expected
     assert {name.split(".")[1]: value for name, value in results.parameters.items()} == ssv_values()
 
@@ -262,12 +263,16 @@ def test_tensioner_angle_responds_at_the_firing_frequency(run):
 
 @needs_libcosim
 def test_water_pump_load_reaches_the_engine(run, fmus):
-    """A 20 times harder pump (k) raises the crank torque by the added pump torque times the
-    speed ratio (power balance, within 3 %); the engine, which started balanced against the
-    pump's speed-independent part only (the speed-dependent part arrives after the first
-    step), slows down as its linear model predicts for that load step, within 15 %, and
-    its governor brings it back."""
-    light, heavy = run("libcosim", **QUIET), run("libcosim", **QUIET, pump_k=3e-4)
+    """The system starts in equilibrium (the belt FMU gives its running crank torque already
+    during initialization). A pump 20 times harder from t = 0.05 s raises the crank torque by
+    the added pump torque times the speed ratio (power balance, within 3 %); the engine
+    slows down as its linear governor model predicts for that load step (depth and time of
+    the dip within 15 %), and its governor brings it back."""
+    step = 0.05
+    light, heavy = run("libcosim", **QUIET), run("libcosim", **QUIET, pump_step_time=step, pump_step_factor=20.0)
+    t = heavy["time"]
+    before = t < step
+    assert np.max(np.abs(heavy["engine.crank_speed"][before] - light["engine.crank_speed"][before])) < 1e-9
     pump = np.mean(settled(heavy, "pump.water_pump_torque")[1] - settled(light, "pump.water_pump_torque")[1])
     ratio = np.mean(settled(heavy, "belt.water_pump_speed")[1] / settled(heavy, "belt.crank_speed")[1])
     crank = np.mean(settled(heavy, "belt.crank_torque")[1] - settled(light, "belt.crank_torque")[1])
@@ -278,12 +283,12 @@ def test_water_pump_load_reaches_the_engine(run, fmus):
               if v.causality == "parameter"}
     inertia, wc, zeta = ssv_values()["crank_inertia"], engine["governor_frequency"], engine["governor_damping"]
     wd = wc * math.sqrt(1 - zeta ** 2)
-    t = heavy["time"]
-    predicted = -crank / (inertia * wd) * np.exp(-zeta * wc * t) * np.sin(wd * t)
+    after = np.clip(t - step, 0.0, None)
+    predicted = -crank / (inertia * wd) * np.exp(-zeta * wc * after) * np.sin(wd * after)
     dip = heavy["engine.crank_speed"] - light["engine.crank_speed"]
     assert dip.min() == pytest.approx(predicted.min(), rel=0.15)
-    assert t[np.argmin(dip)] == pytest.approx(t[np.argmin(predicted)], rel=0.15)
-    assert abs(dip[-1]) < 0.2 * abs(dip.min())
+    assert t[np.argmin(dip)] - step == pytest.approx(t[np.argmin(predicted)] - step, rel=0.15)
+    assert abs(dip[-1]) < 0.5 * abs(dip.min())
 
 
 @needs_libcosim

@@ -6,7 +6,9 @@ r"""Water pump FMU slave: the hydraulic load torque of a centrifugal coolant pum
 
 with ``pump_T0`` the speed-independent part (seals, bearings) and ``pump_k`` the hydraulic
 part (head and flow both grow with speed, so power grows with the cube of the speed;
-REFERENCES.md section 8: roughly 0.2-1 kW at high speed). The pump's rotor inertia belongs
+REFERENCES.md section 8: roughly 0.2-1 kW at high speed). For load-step tests the
+hydraulic coefficient is multiplied by ``pump_step_factor`` from ``pump_step_time`` on
+(default: never), as when a thermostat opens the radiator circuit. The pump's rotor inertia belongs
 to the belt drive, whose water-pump pulley carries it; this FMU is the load only, without
 states: input ``water_pump_speed`` [rad/s] from the belt drive, outputs
 ``water_pump_torque`` [N.m] (positive against the rotation, to the belt drive) and
@@ -34,6 +36,8 @@ globals().setdefault("_NAMESPACE_REFERENCES", []).append(globals())
 PARAMETERS = (
     ("pump_T0", 0.3, "N.m", "speed-independent pump torque T0 (seals, bearings)"),
     ("pump_k", 1.5e-5, "N.m.s2/rad2", "hydraulic torque coefficient k: torque T0 + k * speed^2"),
+    ("pump_step_time", 1.0e9, "s", "time from which k is multiplied by pump_step_factor (a load step)"),
+    ("pump_step_factor", 1.0, "1", "factor on the hydraulic coefficient k from pump_step_time on"),
 )
 #: unit of every variable
 UNITS = {**{name: unit for name, _, unit, _ in PARAMETERS},
@@ -54,6 +58,7 @@ class WaterPump(Fmi2Slave):
             self.register_variable(Real(name, causality=Fmi2Causality.parameter,
                                         variability=Fmi2Variability.fixed, description=text))
         self.water_pump_speed = 0.0
+        self.time = 0.0  # [s] communication point reached
         self.refused = ""  # why the parameters were refused at initialization, if they were
         self.register_variable(Real("water_pump_speed", causality=Fmi2Causality.input,
                                     variability=Fmi2Variability.continuous,
@@ -68,8 +73,12 @@ class WaterPump(Fmi2Slave):
                                     getter=lambda: self.torque() * self.water_pump_speed))
 
     def torque(self) -> float:
-        """T0 + k w^2 [N.m] at the current input."""
-        return self.pump_T0 + self.pump_k * self.water_pump_speed ** 2
+        """T0 + k w^2 [N.m] at the current input (k times the step factor after the step)."""
+        k = self.pump_k * (self.pump_step_factor if self.time >= self.pump_step_time else 1.0)
+        return self.pump_T0 + k * self.water_pump_speed ** 2
+
+    def setup_experiment(self, start_time, stop_time=None, tolerance=None):
+        self.time = start_time
 
     def exit_initialization_mode(self):
         problems = [f"{name} = {getattr(self, name)!r} must be finite and >= 0" for name, *_ in PARAMETERS
@@ -84,10 +93,12 @@ class WaterPump(Fmi2Slave):
         if problem:
             self.log(f"step from t = {current_time:.9g} s refused: {problem}", Fmi2Status.error)
             return False
+        self.time = current_time + step_size
         return True
 
     def _get_fmu_state(self) -> dict:
-        return {name: getattr(self, name) for name in ("water_pump_speed", "refused", *(p[0] for p in PARAMETERS))}
+        return {name: getattr(self, name)
+                for name in ("water_pump_speed", "time", "refused", *(p[0] for p in PARAMETERS))}
 
     def _set_fmu_state(self, state: dict):
         for name, value in state.items():
