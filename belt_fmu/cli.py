@@ -1,4 +1,4 @@
-"""Command line interface: ``belt-fmu layout``, ``simulate``, ``build`` and ``cosim``.
+"""Command line interface: ``belt-fmu layout``, ``simulate``, ``build``, ``cosim`` and ``sweep``.
 
 Each subcommand accepts only its own options. The model (numba), matplotlib and tqdm are
 imported inside the command that needs them.
@@ -169,6 +169,7 @@ def _parser() -> argparse.ArgumentParser:
                        help=f"show a progress bar (default: when --t-end > {PROGRESS_MIN_T_END:g} s "
                             "and stderr is a terminal)")
     cosim.set_defaults(run=_cosim_command, error=cosim.error)
+    _add_sweep_parser(commands, layout_help)
     return parser
 
 
@@ -371,6 +372,198 @@ def _cosim_command(args) -> int:
 
         ok &= _write("--plot", args.plot, lambda p: save_figure(plot_results(results, layout), p))
     return 0 if ok else EXIT_OUTPUT
+
+
+# ---------------------------------------------------------------------------------------------
+# belt-fmu sweep
+# ---------------------------------------------------------------------------------------------
+
+#: a run whose tensioner angle changes by more than this fraction of its peak-to-peak from one
+#: engine cycle to the next has not reached its periodic state (the note after the summary)
+SETTLED_CYCLE_CHANGE = 0.05
+
+
+def _count(minimum: int):
+    """argparse type: an integer >= ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer; must be >= {minimum}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r}: must be >= {minimum}")
+        return value
+
+    return parse
+
+
+def _add_sweep_parser(commands, layout_help: str) -> None:
+    from .sweep import SCALINGS, RunSettings
+
+    d = RunSettings()
+    sweep = commands.add_parser(
+        "sweep", help="engine-speed sweep or parameter study: tensioner amplitude, bearing force, span "
+                      "tensions and slip over crank speed; CSV table and plot",
+        description="Run the drive at each crank speed with a firing-order speed irregularity until it is "
+                    "periodic, evaluate whole engine cycles (signals low-pass filtered at half the polygon "
+                    "frequency, seed 000 section 7) and tabulate and plot the tensioner amplitude, bearing "
+                    "force, span tensions and slip over speed (seed 000 Figs. 5.4-5.5). --vary makes it a "
+                    "parameter study. Runs go to the local cores or a Dask cluster. See docs/sweep.md.",
+    )
+    sweep.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    sweep.add_argument("--rpm", default="500:2300:19", metavar="RPMS",
+                       help="mean crank speeds [rpm]: START:STOP:COUNT (both ends included) or a comma-separated "
+                            "list (default: %(default)s, seed 000's range)")
+    group = sweep.add_argument_group("crank speed irregularity and water-pump load")
+    group.add_argument("--order", type=_real("a multiple of 0.5 > 0", lambda x: x > 0 and (2 * x).is_integer()),
+                       default=d.order, metavar="Q",
+                       help="engine order of the speed irregularity, firing frequency per revolution "
+                            "(4-cylinder 2, 6-cylinder 3; default: %(default)g)")
+    group.add_argument("--irregularity-rpm", type=_real("a finite speed >= 0 [rpm]", lambda x: x >= 0.0),
+                       default=d.irregularity_rpm, metavar="RPM",
+                       help="speed irregularity amplitude, +- [rpm] (default: %(default)g, a 4-cylinder engine "
+                            "at idle)")
+    group.add_argument("--irregularity-scaling", choices=SCALINGS, default=d.irregularity_scaling,
+                       help="constant: the same amplitude at every speed; inverse: the amplitude applies at "
+                            "--idle-rpm and scales with idle-rpm / rpm (default: %(default)s)")
+    group.add_argument("--idle-rpm", type=_real("a finite speed > 0 [rpm]", lambda x: x > 0.0), default=d.idle_rpm,
+                       metavar="RPM", help="speed at which an inverse-scaled amplitude is given (default: %(default)g)")
+    group.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=d.water_pump_torque_Nm,
+                       metavar="NM", help="water-pump load T0 + k w^2: T0 [N m] (default: %(default)g)")
+    group.add_argument("--water-pump-quadratic", type=_real("a finite number >= 0", lambda x: x >= 0.0),
+                       default=d.water_pump_quadratic_Nms2, metavar="K",
+                       help="water-pump load T0 + k w^2 at the mean pump speed w: k [N m s^2] (default: %(default)g)")
+    group = sweep.add_argument_group("each run")
+    group.add_argument("--settle-cycles", type=_count(2), default=d.settle_cycles, metavar="N",
+                       help="engine cycles (2 crank revolutions) run before the evaluation (default: %(default)s)")
+    group.add_argument("--cycles", type=_count(1), default=d.cycles, metavar="N",
+                       help="engine cycles evaluated (default: %(default)s)")
+    group.add_argument("--output-interval", type=_real("a finite time > 0 [s]", lambda x: x > 0.0),
+                       default=d.max_output_interval_s, metavar="SECONDS",
+                       help="longest output sampling interval [s]; the crank speed is held over each "
+                            "(default: %(default)g)")
+    group = sweep.add_argument_group("parameter study")
+    group.add_argument("--vary", action="append", default=[], metavar="NAME=VALUES",
+                       help="vary a layout key (TABLE.KEY, pulleys.NAME.KEY) or a run setting (irregularity_rpm, "
+                            "order, water_pump_torque_Nm, ...) over VALUES (START:STOP:COUNT or a list); "
+                            "repeat for a cartesian product, e.g. --vary belt.pretension_N=350:550:3 "
+                            "--vary tensioner.spring_rate_Nm_per_rad=30,40")
+    group = sweep.add_argument_group("execution")
+    where = group.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_count(1), metavar="N",
+                       help="local worker processes (default: the available cores; 1 runs in this process)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)")
+    group.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                       help="show a progress bar (default: when stderr is a terminal)")
+    group = sweep.add_argument_group("output")
+    group.add_argument("--out", metavar="CSV", help="results table, one row per run, written as runs finish")
+    group.add_argument("--plot", metavar="FIGURE", help="plot the results over speed to this file (.png, .pdf or .svg)")
+    existing = group.add_mutually_exclusive_group()
+    existing.add_argument("--resume", action="store_true",
+                          help="continue the sweep in --out: skip its runs done, run the others (and failed ones)")
+    existing.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    sweep.set_defaults(run=_sweep_command, error=sweep.error)
+
+
+def _sweep_command(args) -> int:
+    from .layout import load_layout
+    from .sweep import RunSettings, default_workers, parse_values, parse_variation, plan, sweep
+
+    try:
+        rpms = parse_values(args.rpm)
+        variations = [parse_variation(text) for text in args.vary]
+    except ValueError as err:
+        args.error(f"argument --rpm/--vary: {err}")
+    if (args.resume or args.overwrite) and args.out is None:
+        args.error("argument --resume/--overwrite: give the table with --out")
+    layout = load_layout(args.layout)
+    _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
+    if args.out is not None and Path(args.out).exists() and not (args.resume or args.overwrite):
+        args.error(f"argument --out: {args.out} exists; pass --resume to continue that sweep or --overwrite "
+                   "to replace it")
+    settings = RunSettings(order=args.order, irregularity_rpm=args.irregularity_rpm,
+                           irregularity_scaling=args.irregularity_scaling, idle_rpm=args.idle_rpm,
+                           water_pump_torque_Nm=args.water_pump_torque,
+                           water_pump_quadratic_Nms2=args.water_pump_quadratic, settle_cycles=args.settle_cycles,
+                           cycles=args.cycles, max_output_interval_s=args.output_interval)
+    try:
+        study = plan(layout, rpms, settings, variations)
+    except ValueError as err:
+        args.error(str(err))
+    workers = args.workers or default_workers()
+    where = (f"the Dask cluster at {args.scheduler}" if args.scheduler is not None
+             else "this process" if workers == 1 else f"{workers} local processes")
+    speeds = len({run.rpm for run in study.runs})
+    print(f"layout: {layout.source} (bearing force: {layout.headline_pulley_name})")
+    print(f"sweep: {len(study.runs)} runs ({speeds} speeds x {len(study.runs) // speeds} variant(s)) on {where}")
+    mode = "resume" if args.resume else "overwrite" if args.overwrite else "new"
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    try:
+        result = sweep(study, args.out, mode=mode, workers=args.workers, scheduler=args.scheduler, progress=show,
+                       log=lambda line: print(f"belt-fmu sweep: {line}", file=sys.stderr))
+    except ConnectionError as err:
+        args.error(f"argument --scheduler: {err}")
+    except ValueError as err:  # a table to resume that belongs to another sweep
+        args.error(f"argument --out: {err}")
+    except OSError as err:
+        print(f"belt-fmu: error: --out {args.out}: cannot write: {err.strerror or err}", file=sys.stderr)
+        return EXIT_OUTPUT
+    print(f"ran {result.ran} runs in {result.wall_time:.3g} s wall time"
+          + (f"; {result.skipped} already in {args.out}" if result.skipped else "")
+          + (f"; {len(result.failures)} failed" if result.failures else ""))
+    print()
+    print(_sweep_summary(result.table))
+    unsettled = [row for row in result.table.rows if row["status"] == "ok" and row.get("tensioner_cycle_change [1]")
+                 and float(row["irregularity_amplitude [rpm]"]) > 0.0
+                 and float(row["tensioner_cycle_change [1]"]) > SETTLED_CYCLE_CHANGE]
+    if unsettled:
+        print(f"\nnote: the tensioner angle changed by more than {100 * SETTLED_CYCLE_CHANGE:g} % of its range from "
+              f"one engine cycle to the next in {len(unsettled)} run(s); raise --settle-cycles for a periodic state")
+    ok = True
+    if args.out is not None:
+        print(f"wrote {args.out}")
+    if args.plot is not None:
+        from .plots import plot_sweep, save_figure
+
+        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_sweep(result.table, layout), p))
+    if result.failures:
+        print(f"belt-fmu sweep: error: {len(result.failures)} run(s) failed:", file=sys.stderr)
+        for line in result.failures:
+            print(f"  {line}", file=sys.stderr)
+        return EXIT_MODEL
+    return 0 if ok else EXIT_OUTPUT
+
+
+def _sweep_summary(table) -> str:
+    """Per study variant and speed: tensioner amplitude, bearing force min/max, crank torque
+    max, the largest mean slip and the periodicity check."""
+    pulleys = [c[len("slip_"):-len("_mean [1]")] for c in table.columns
+               if c.startswith("slip_") and c.endswith("_mean [1]")]
+    has_tensioner = "tensioner_amplitude_deg [deg]" in table.columns
+    blocks = []
+    for label, rows in table.cases():
+        lines = []
+        for row in rows:
+            if row["status"] != "ok":
+                lines.append([f"{float(row['rpm']):g}", *["-"] * (6 if has_tensioner else 4), "failed"])
+                continue
+            slip = max(pulleys, key=lambda p: abs(float(row[f"slip_{p}_mean [1]"])))
+            cells = [f"{float(row['rpm']):g}"]
+            if has_tensioner:
+                cells.append(f"{float(row['tensioner_amplitude_deg [deg]']):.3g}")
+            cells += [f"{float(row['bearing_force_min [N]']):.4g}", f"{float(row['bearing_force_max [N]']):.4g}",
+                      f"{float(row['crank_torque_max [N.m]']):.4g}",
+                      f"{100 * float(row[f'slip_{slip}_mean [1]']):.3g} ({slip})"]
+            if has_tensioner:
+                cells.append(f"{100 * float(row['tensioner_cycle_change [1]']):.2g}")
+            lines.append(cells + ["ok"])
+        header = ["rpm", *(["tensioner amplitude [deg]"] if has_tensioner else []), "bearing force min [N]",
+                  "max [N]", "crank torque max [N.m]", "largest mean slip [%]",
+                  *(["cycle change [%]"] if has_tensioner else []), "status"]
+        blocks.append((f"{label}:\n" if label else "") + _table(header, lines))
+    return "\n\n".join(blocks)
 
 
 def console_main() -> None:

@@ -129,3 +129,78 @@ def plot_results(results, layout):
     axes[0].set_title(layout.drive.name)
     fig.tight_layout()
     return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# Engine-speed sweep
+# ---------------------------------------------------------------------------------------------
+
+
+def plot_sweep(table, layout):
+    """Four panels over crank speed, as seed 000 Figs. 5.4-5.5: tensioner angular amplitude,
+    the headline pulley's bearing force max (solid) and min (dashed) after the polygon filter,
+    span tensions and mean slips. ``table`` is a :class:`~belt_fmu.sweep.SweepTable` of a
+    drive built from ``layout``; one colour per study variant. With one variant, every span's
+    max and min tension and every driven pulley's slip are drawn; with several, the tightest
+    span's max, the slackest span's min and the most slipping pulley (over the whole table).
+    Failed runs are marked with red crosses."""
+    cases = table.cases()
+    names = [p.name for p in layout.pulleys]
+    spans = [(f"{a}_{b}", f"{a} -> {b}") for a, b in zip(names, [*names[1:], names[0]])]
+    pulleys = [p.name for p in layout.pulleys if p.role != "crankshaft"]
+    fig, axes = plt.subplots(4, 1, figsize=(9.0, 11.0), sharex=True)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    ok = [row for row in table.rows if row["status"] == "ok"]
+    if len(cases) > 1 and ok:
+        tight = max(spans, key=lambda s: table.number(ok, f"span_tension_{s[0]}_max [N]").max())
+        slack = min(spans, key=lambda s: table.number(ok, f"span_tension_{s[0]}_min [N]").min())
+        slipping = max(pulleys, key=lambda p: np.abs(table.number(ok, f"slip_{p}_mean [1]")).max())
+    failed = [row for row in table.rows if row["status"] != "ok"]
+    if failed:
+        axes[0].plot(table.number(failed, "rpm"), np.zeros(len(failed)), "x", color="red", markersize=9,
+                     label="failed run", clip_on=False)
+    for k, (label, rows) in enumerate(cases):
+        rows = [row for row in rows if row["status"] == "ok"]
+        if not rows:
+            continue
+        color = colors[k % len(colors)]
+        rpm = table.number(rows, "rpm")
+        if layout.tensioner is not None:
+            axes[0].plot(rpm, table.number(rows, "tensioner_amplitude_deg [deg]"), "o-", color=color,
+                         label=label or None)
+        axes[1].plot(rpm, table.number(rows, "bearing_force_max [N]"), "o-", color=color,
+                     label=f"{label}: max" if label else "max")
+        axes[1].plot(rpm, table.number(rows, "bearing_force_min [N]"), "s--", color=color,
+                     label=f"{label}: min" if label else "min")
+        if len(cases) == 1:
+            for j, (span, name) in enumerate(spans):
+                c = colors[j % len(colors)]
+                axes[2].plot(rpm, table.number(rows, f"span_tension_{span}_max [N]"), "-", color=c, label=name)
+                axes[2].plot(rpm, table.number(rows, f"span_tension_{span}_min [N]"), "--", color=c)
+            for j, pulley in enumerate(pulleys):
+                axes[3].plot(rpm, 100.0 * table.number(rows, f"slip_{pulley}_mean [1]"), "o-",
+                             color=colors[j % len(colors)], label=pulley)
+        else:
+            axes[2].plot(rpm, table.number(rows, f"span_tension_{tight[0]}_max [N]"), "o-", color=color,
+                         label=f"{label}: max, {tight[1]}")
+            axes[2].plot(rpm, table.number(rows, f"span_tension_{slack[0]}_min [N]"), "s--", color=color,
+                         label=f"{label}: min, {slack[1]}")
+            axes[3].plot(rpm, 100.0 * table.number(rows, f"slip_{slipping}_mean [1]"), "o-", color=color,
+                         label=f"{label}: {slipping}")
+    labels = [
+        "tensioner amplitude\n(half peak-to-peak) [deg]",
+        "bearing force [N]\n(max solid, min dashed)",
+        "span tension [N]\n(max solid, min dashed)",
+        "mean slip [%]",
+    ]
+    for ax, ylabel in zip(axes, labels):
+        ax.set_ylabel(ylabel)
+        ax.grid(True, linewidth=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if layout.tensioner is None:
+        axes[0].text(0.5, 0.5, "no tensioner", transform=axes[0].transAxes, ha="center", va="center")
+    axes[-1].set_xlabel("crank speed [rpm]")
+    axes[0].set_title(f"{layout.drive.name}: bearing force of {layout.headline_pulley_name}")
+    fig.tight_layout()
+    return fig

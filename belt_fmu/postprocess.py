@@ -1,4 +1,5 @@
-"""Post-processing of results as seed 000 (section 7) prescribes.
+"""Post-processing of results as seed 000 (section 7) prescribes, and the per-run metrics of an
+engine-speed sweep (section 5.2, Figs. 5.4-5.5).
 
 A belt of n elements meets a pulley like a chain: its speed and forces are modulated at the
 polygon frequency ``f = R w n / l`` (seed 000 eq. 4.14; REFERENCES.md section 6), an artefact
@@ -7,8 +8,13 @@ cutoff of half that frequency before they are compared or reported.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.signal import butter, sosfiltfilt
+
+from .model.geometry import BeltPath, cord_radius
 
 
 def polygon_frequency(radius_m: float, speed_rad_per_s: float, n_elements: int, belt_length_m: float) -> float:
@@ -32,3 +38,137 @@ def lowpass(signal, sample_interval_s: float, cutoff_hz: float, order: int = 4) 
 def polygon_filter(signal, sample_interval_s: float, polygon_hz: float) -> np.ndarray:
     """Remove the polygon effect: low-pass at half the polygon frequency (seed 000 section 7)."""
     return lowpass(signal, sample_interval_s, 0.5 * polygon_hz)
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics of a run over whole engine cycles (seed 000 section 5.2, Figs. 5.4-5.5)
+# ---------------------------------------------------------------------------------------------
+
+#: a filtered signal is read at least this many cutoff periods away from the record's ends,
+#: where the zero-phase filter's start and end transients have decayed (a 4th-order
+#: Butterworth's impulse response decays by e per 1 / (2 pi fc sin(pi/8)) = 0.42 / fc, so 10
+#: periods leave e^-24 ~ 4e-11 of an edge error)
+FILTER_SETTLING_PERIODS = 10.0
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One per-run result: its name, unit and meaning."""
+
+    name: str
+    unit: str
+    description: str
+
+
+def filter_settling_time(cutoff_hz: float) -> float:
+    """Time [s] a record must extend beyond the window read from the filtered signal."""
+    return FILTER_SETTLING_PERIODS / cutoff_hz
+
+
+def drive_polygon_frequency(layout, crank_speed_rad_per_s: float) -> float:
+    """Polygon frequency [Hz] of a drive, from the crankshaft's cord radius and speed and the
+    installed cord-line belt length, as seed 000 section 7 recommends ("use the crankshaft
+    pulley speed and pitch radii")."""
+    crank = layout.crank_index
+    return polygon_frequency(cord_radius(layout, crank), crank_speed_rad_per_s, layout.belt.n_elements,
+                             BeltPath.from_layout(layout).length)
+
+
+def _spans(layout) -> list[tuple[str, str]]:
+    """The free spans as (from, to) pulley names, in belt travel order."""
+    names = [p.name for p in layout.pulleys]
+    return list(zip(names, [*names[1:], names[0]]))
+
+
+def _driven(layout) -> list[str]:
+    return [p.name for p in layout.pulleys if p.role != "crankshaft"]
+
+
+def cycle_metric_specs(layout) -> list[Metric]:
+    """The metrics :func:`cycle_metrics` reports for a drive of this layout, in table order.
+    The tensioner metrics are left out for a drive without a tensioner."""
+    specs = [
+        Metric("polygon_frequency", "Hz", "polygon-effect frequency R w n / l at the mean crank speed "
+                                          "(seed 000 eq. 4.14)"),
+        Metric("filter_cutoff", "Hz", "low-pass cutoff applied to every signal: half the polygon frequency "
+                                      "(seed 000 section 7)"),
+    ]
+    if layout.tensioner is not None:
+        specs += [
+            Metric("tensioner_amplitude", "rad", "tensioner arm angular amplitude: half the peak-to-peak "
+                                                 "arm angle"),
+            Metric("tensioner_amplitude_deg", "deg", "tensioner arm angular amplitude in degrees"),
+            Metric("tensioner_angle_rel_mean", "rad", "mean arm angle from the installed position, CCW"),
+            Metric("tensioner_cycle_change", "1", "largest change of the arm angle from one engine cycle to "
+                                                  "the next over the last cycle, relative to its peak-to-peak "
+                                                  "(small: the run reached a periodic state)"),
+        ]
+    specs += [
+        Metric("bearing_force_max", "N", f"largest hub-load magnitude of the headline pulley "
+                                         f"'{layout.headline_pulley_name}'"),
+        Metric("bearing_force_min", "N", "smallest hub-load magnitude of the headline pulley"),
+        Metric("bearing_force_mean", "N", "mean hub-load magnitude of the headline pulley"),
+        Metric("crank_torque_mean", "N.m", "mean torque the drive loads the crankshaft with"),
+        Metric("crank_torque_min", "N.m", "smallest crankshaft torque (negative: the belt drives the crank)"),
+        Metric("crank_torque_max", "N.m", "largest crankshaft torque"),
+    ]
+    for a, b in _spans(layout):
+        specs += [Metric(f"span_tension_{a}_{b}_{kind}", "N", f"{kind}imum belt tension in the free span {a} -> {b}")
+                  for kind in ("min", "max")]
+    for name in _driven(layout):
+        specs += [
+            Metric(f"slip_{name}_mean", "1", f"mean slip of pulley '{name}', 1 - w r / (w_crank r_crank)"),
+            Metric(f"slip_{name}_max", "1", f"largest slip of pulley '{name}'"),
+        ]
+    return specs
+
+
+def cycle_metrics(results, layout, crank_speed_rad_per_s: float, start: int, cycle_samples: int,
+                  cycles: int) -> dict[str, float]:
+    """Metrics of :func:`cycle_metric_specs` over ``cycles`` whole engine cycles of a run.
+
+    ``results`` is a :class:`~belt_fmu.simulation.Results` sampled at a constant interval;
+    the evaluation window is samples ``start`` to ``start + cycles * cycle_samples``
+    (excluded), each cycle ``cycle_samples`` long. Every signal is first low-pass filtered at
+    half the polygon frequency of the mean crank speed ``crank_speed_rad_per_s`` (seed 000
+    section 7, :func:`polygon_filter`), forces as the seed prescribes and the arm angle and
+    slips alike (the engine orders lie far below the cutoff). The record must extend
+    :func:`filter_settling_time` beyond the window at both ends. Amplitudes are half the
+    peak-to-peak over the window; means are over whole cycles, so every crank angle counts once.
+    """
+    time = results["time"]
+    interval = float(time[1] - time[0])
+    stop = start + cycles * cycle_samples
+    # the tensioner's cycle change compares the last cycle with the one before it
+    first = min(start, stop - 2 * cycle_samples) if layout.tensioner is not None else start
+    polygon_hz = drive_polygon_frequency(layout, crank_speed_rad_per_s)
+    cutoff = 0.5 * polygon_hz
+    margin = filter_settling_time(cutoff)
+    if first < 0 or time[first] - time[0] < margin - 1e-12 or time[-1] - time[stop - 1] < margin - 1e-12:
+        raise ValueError(f"the record, t = {time[0]:.4g} to {time[-1]:.4g} s, must extend {margin:.4g} s "
+                         f"(filter settling) beyond t = {time[max(first, 0)]:.4g} to {time[stop - 1]:.4g} s")
+
+    def filtered(name: str) -> np.ndarray:
+        return polygon_filter(results[name], interval, polygon_hz)
+
+    metrics = {"polygon_frequency": polygon_hz, "filter_cutoff": cutoff}
+    if layout.tensioner is not None:
+        angle = filtered("tensioner_angle")
+        amplitude = 0.5 * float(np.ptp(angle[start:stop]))
+        change = np.abs(angle[stop - cycle_samples:stop] - angle[stop - 2 * cycle_samples:stop - cycle_samples])
+        metrics.update(tensioner_amplitude=amplitude, tensioner_amplitude_deg=math.degrees(amplitude),
+                       tensioner_angle_rel_mean=float(filtered("tensioner_angle_rel")[start:stop].mean()),
+                       tensioner_cycle_change=float(change.max() / (2.0 * amplitude)) if amplitude > 0.0 else 0.0)
+    force, torque = filtered("bearing_force")[start:stop], filtered("crank_torque")[start:stop]
+    metrics.update(bearing_force_max=float(force.max()), bearing_force_min=float(force.min()),
+                   bearing_force_mean=float(force.mean()), crank_torque_mean=float(torque.mean()),
+                   crank_torque_min=float(torque.min()), crank_torque_max=float(torque.max()))
+    for a, b in _spans(layout):
+        tension = filtered(f"span_tension_{a}_{b}")[start:stop]
+        metrics[f"span_tension_{a}_{b}_min"] = float(tension.min())
+        metrics[f"span_tension_{a}_{b}_max"] = float(tension.max())
+    for name in _driven(layout):
+        slip = filtered(f"slip_{name}")[start:stop]
+        metrics[f"slip_{name}_mean"] = float(slip.mean())
+        metrics[f"slip_{name}_max"] = float(slip.max())
+    return metrics

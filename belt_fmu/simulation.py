@@ -18,10 +18,10 @@ import numpy as np
 
 from .layout import Layout, load_layout
 from .model.system import BeltDrive
+from .units import RPM
 
 Signal = Union[float, Callable[[float], float]]
 
-RPM = 2.0 * math.pi / 60.0  # rad/s per rpm
 
 
 @dataclass
