@@ -308,14 +308,7 @@ def _simulate_command(args) -> int:
     print(f"wall time: {results.wall_time:.3g} s integrating, {total:.3g} s in all "
           "(JIT compilation, build and settle included)")
     print(f"real-time factor: {results.real_time_factor:.3g} (simulated time / integration wall time)")
-    ok = True
-    if args.out is not None:
-        ok &= _write("--out", args.out, results.to_csv)
-    if args.plot is not None:
-        from .plots import plot_results, save_figure
-
-        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_results(results, layout), p))
-    return 0 if ok else EXIT_OUTPUT
+    return _write_results(args, results, layout)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -364,6 +357,11 @@ def _cosim_command(args) -> int:
     print(f"load time: {results.load_time:.3g} s (unpack, instantiate, initialize)")
     print(f"wall time: {results.wall_time:.3g} s stepping, {total:.3g} s in all")
     print(f"real-time factor: {results.real_time_factor:.3g} (simulated time / stepping wall time)")
+    return _write_results(args, results, layout)
+
+
+def _write_results(args, results, layout) -> int:
+    """Write the table (--out) and the figure (--plot) of ``results``; the exit status."""
     ok = True
     if args.out is not None:
         ok &= _write("--out", args.out, results.to_csv)
