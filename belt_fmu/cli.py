@@ -111,25 +111,13 @@ def _parser() -> argparse.ArgumentParser:
                     "of the run, the wall time and the real-time factor.",
     )
     run.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
-    run.add_argument("--rpm", type=_real("a finite crank speed >= 0 [rpm]", lambda x: x >= 0.0), default=800.0,
-                     metavar="RPM",
-                     help="crank speed [rpm] (default: %(default)g)")
-    run.add_argument("--t-end", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1.0,
-                     metavar="SECONDS",
-                     help="simulated time [s] (default: %(default)g)")
-    run.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0,
-                     metavar="NM",
-                     help="water-pump load torque [N m], positive against its rotation (default: %(default)g)")
+    _add_inputs(run)
     run.add_argument("--output-interval", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1e-4,
                      metavar="SECONDS",
                      help="output sampling interval [s] (default: %(default)g)")
     run.add_argument("--friction", choices=FRICTION_LAWS, metavar="LAW",
                      help="friction law instead of the layout's: " + ", ".join(FRICTION_LAWS))
-    run.add_argument("--out", metavar="CSV", help="write the results table to this CSV file")
-    run.add_argument("--plot", metavar="FIGURE", help="plot the results to this file (.png, .pdf or .svg)")
-    run.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                     help=f"show a progress bar (default: when --t-end > {PROGRESS_MIN_T_END:g} s "
-                          "and stderr is a terminal)")
+    _add_run_outputs(run)
     run.set_defaults(run=_simulate_command, error=run.error)
 
     build = commands.add_parser(
@@ -140,10 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
     build.add_argument("-o", "--output", default="BeltDrive.fmu", metavar="FMU",
                        help="FMU file to write (default: %(default)s)")
-    build.add_argument("--rpm", type=_real("a finite crank speed >= 0 [rpm]", lambda x: x >= 0.0), default=800.0,
-                       metavar="RPM", help="start value of the crank_speed input [rpm] (default: %(default)g)")
-    build.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0, metavar="NM",
-                       help="start value of the water_pump_torque input [N m] (default: %(default)g)")
+    _add_inputs(build, "start value of the FMU input: ")
     build.add_argument("--no-warm", dest="warm", action="store_false",
                        help="skip compiling the model's kernels into the per-user cache after the build")
     build.set_defaults(run=_build_command, error=build.error)
@@ -155,22 +140,33 @@ def _parser() -> argparse.ArgumentParser:
                     "load time and the real-time factor.",
     )
     cosim.add_argument("fmu", metavar="FMU", help="the FMU file (from belt-fmu build)")
-    cosim.add_argument("--rpm", type=_real("a finite crank speed >= 0 [rpm]", lambda x: x >= 0.0), default=800.0,
-                       metavar="RPM", help="crank speed [rpm] (default: %(default)g)")
-    cosim.add_argument("--t-end", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1.0,
-                       metavar="SECONDS", help="simulated time [s] (default: %(default)g)")
+    _add_inputs(cosim)
     cosim.add_argument("--step", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1e-4,
                        metavar="SECONDS", help="communication step [s] (default: %(default)g)")
-    cosim.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0, metavar="NM",
-                       help="water-pump load torque [N m], positive against its rotation (default: %(default)g)")
-    cosim.add_argument("--out", metavar="CSV", help="write the results table to this CSV file")
-    cosim.add_argument("--plot", metavar="FIGURE", help="plot the results to this file (.png, .pdf or .svg)")
-    cosim.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                       help=f"show a progress bar (default: when --t-end > {PROGRESS_MIN_T_END:g} s "
-                            "and stderr is a terminal)")
+    _add_run_outputs(cosim)
     cosim.set_defaults(run=_cosim_command, error=cosim.error)
     _add_sweep_parser(commands, layout_help)
     return parser
+
+
+def _add_inputs(parser, prefix: str = "") -> None:
+    """--rpm and --water-pump-torque: the drive's two inputs, held constant."""
+    parser.add_argument("--rpm", type=_real("a finite crank speed >= 0 [rpm]", lambda x: x >= 0.0), default=800.0,
+                        metavar="RPM", help=prefix + "crank speed [rpm] (default: %(default)g)")
+    parser.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0, metavar="NM",
+                        help=prefix + "water-pump load torque [N m], positive against its rotation "
+                                      "(default: %(default)g)")
+
+
+def _add_run_outputs(parser) -> None:
+    """--t-end, --out, --plot and --progress of a run that writes a results table."""
+    parser.add_argument("--t-end", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1.0,
+                        metavar="SECONDS", help="simulated time [s] (default: %(default)g)")
+    parser.add_argument("--out", metavar="CSV", help="write the results table to this CSV file")
+    parser.add_argument("--plot", metavar="FIGURE", help="plot the results to this file (.png, .pdf or .svg)")
+    parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                        help=f"show a progress bar (default: when --t-end > {PROGRESS_MIN_T_END:g} s "
+                             "and stderr is a terminal)")
 
 
 def _check_outputs(error, layout_path: str, outputs: dict[str, str | None]) -> None:
