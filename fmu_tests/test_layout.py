@@ -414,3 +414,19 @@ def test_unstretched_length_with_tensioner_needs_a_preload(tmp_path):
     with pytest.raises(LayoutError) as err:
         load_layout(path)
     assert "tensioner.preload_Nm" in str(err.value) and "unstretched_length_m" in str(err.value)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("n_elements = 60", "n_elements = 12"),
+     r"belt.n_elements: 12 is too coarse: elements of .* m cannot lie on pulley .* \(cord radius .* m\); must be >= \d+"),
+    (("stiffness_linear_N_per_m2 = 2.0e8", "stiffness_linear_N_per_m2 = 1.0"),
+     r"contact.stiffness_linear_N_per_m2: 1.0 is too soft: .* must be >= [\d.e+]+"),
+])
+def test_discretization_and_contact_must_suit_the_smallest_pulley(tmp_path, edit, message):
+    """Elements longer than the smallest pulley's cord radius cannot lie on it, and a contact
+    so soft that the pretension sinks the belt 5 % of that radius deep is no contact: both are
+    refused when the layout is read, naming the field, the value and the bound."""
+    path = tmp_path / "drive.toml"
+    path.write_text(variant(edit))
+    with pytest.raises(LayoutError, match=message):
+        load_layout(path)

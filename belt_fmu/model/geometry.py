@@ -218,7 +218,41 @@ def _segments_cross(p1, q1, p2, q2) -> bool:
     return (orient(p1, q1, p2) * orient(p1, q1, q2) < 0.0) and (orient(p2, q2, p1) * orient(p2, q2, q1) < 0.0)
 
 
+#: an element may span at most this angle of the smallest pulley (chord = cord radius at 60 deg)
+MAX_ELEMENT_ANGLE = np.pi / 3
+#: the contact may let the belt sink at most this fraction of a cord radius at the pretension
+MAX_PENETRATION = 0.05
+
+
 def wrap_problems(layout) -> list[str]:
-    """Layout check used by :func:`belt_fmu.layout.load_layout`: can the belt wrap?"""
+    """Layout checks used by :func:`belt_fmu.layout.load_layout` that need the geometry:
+    can the belt wrap the pulleys, are the elements short enough to lie on the smallest
+    pulley, and is the contact stiff enough to carry the pretension there?"""
     path = BeltPath.from_layout(layout)
-    return span_problems(path, [p.name for p in layout.pulleys], layout.source)
+    names = [p.name for p in layout.pulleys]
+    problems = span_problems(path, names, layout.source)
+    if problems:
+        return problems
+    belt = layout.belt
+    smallest = int(np.argmin(path.radii))
+    rho = float(path.radii[smallest])
+    chord_max = 2.0 * rho * np.sin(0.5 * MAX_ELEMENT_ANGLE)
+    needed = int(np.ceil(path.length / chord_max))
+    if path.length / belt.n_elements > chord_max:
+        problems.append(
+            f"{layout.source}: belt.n_elements: {belt.n_elements!r} is too coarse: elements of "
+            f"{path.length / belt.n_elements:.4g} m cannot lie on pulley {names[smallest]} (cord radius "
+            f"{rho:.4g} m); must be >= {needed}"
+        )
+    if belt.pretension_N is not None:
+        pressure = belt.pretension_N / rho  # normal force per belt length on the smallest pulley
+        c1, c2 = layout.contact.stiffness_quadratic_N_per_m3, layout.contact.stiffness_linear_N_per_m2
+        depth = MAX_PENETRATION * rho
+        if c1 * depth * depth + c2 * depth < pressure:
+            minimum = (pressure - c1 * depth * depth) / depth
+            problems.append(
+                f"{layout.source}: contact.stiffness_linear_N_per_m2: {c2!r} is too soft: at the pretension "
+                f"the belt would sink more than {100 * MAX_PENETRATION:g} % of the cord radius into pulley "
+                f"{names[smallest]}; must be >= {minimum:.3g}"
+            )
+    return problems

@@ -228,7 +228,11 @@ def solve_rest_length(geom: DriveGeometry, pretension: float) -> float:
     def residual(l0):
         return geom.closure(geom.arm_installed, tension, 0.0, l0)[0]
 
-    return brentq(residual, 0.97 * guess, 1.03 * guess, xtol=1e-13)
+    try:
+        return brentq(residual, 0.97 * guess, 1.03 * guess, xtol=1e-13)
+    except ValueError as exc:
+        raise InitializationError(f"the discretized belt does not close around the layout at pretension "
+                                  f"{pretension:g} N ({exc}); use more elements or check the geometry") from None
 
 
 def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.ndarray, centrifugal: float,
