@@ -165,7 +165,7 @@ class BeltDriveSlave(Fmi2Slave):
             drive = drive or BeltDrive(self._layout())
             check_inputs(*inputs)
             drive.reset(*inputs)
-        except (LayoutError, InitializationError, ValueError) as err:
+        except (LayoutError, InitializationError, ValueError, DivergenceError) as err:
             self.failure = str(err)
             self.drive = None
             self.log(f"initialization failed: {err}", Fmi2Status.error)

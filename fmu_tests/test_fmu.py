@@ -363,3 +363,26 @@ def test_friction_law_is_a_structural_parameter(fmu):
         assert inst.get(drive.output_names) == pytest.approx(drive.output_values.tolist(), rel=1e-12, abs=1e-12)
     finally:
         inst.close()
+
+
+def test_a_drive_that_diverges_while_starting_is_reported_not_raised(fmu, monkeypatch):
+    """If the model diverges while it settles into its running state, the message goes to
+    the FMI log and steps are refused; the slave does not raise and the host carries on.
+    (Layout rules catch the parameters that would do it, so the failure is injected into the
+    FMU's copy of the model.)"""
+    inst = FmuInstance(fmu, instance_name="torn")
+    package = next(name for name in sys.modules if name.startswith("belt_fmu_") and name.endswith(".model.system"))
+    system = sys.modules[package]
+
+    def diverge(self, crank, torque, settle_time=None):
+        raise system.DivergenceError("integration diverged at t = 0.01 s: an element stretched beyond 25 %")
+
+    monkeypatch.setattr(system.BeltDrive, "reset", diverge)
+    try:
+        inst.initialize({"crank_speed": CRANK})
+        assert any(level == "ERROR" and "initialization failed: integration diverged" in text
+                   for level, text in inst.messages), inst.messages
+        with pytest.raises(FMICallException, match="discard"):
+            inst.step(STEP)
+    finally:
+        inst.close()
