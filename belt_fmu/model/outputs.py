@@ -60,27 +60,18 @@ def output_specs(pulley_names, headline: str) -> list[OutputSpec]:
 
 
 def span_elements(q: np.ndarray, path: BeltPath) -> list[np.ndarray]:
-    """Indices of the elements in the middle half of each free span: the elements whose
-    mean axial force :func:`evaluate_outputs` reports as the span tension (for analysis).
-
-    Span j runs from pulley j to j+1 on ``path`` (built for the current pulley centres).
-    A span too short to hold an element there gets the element nearest its midpoint.
-    """
-    mid = 0.5 * (q[:, :2] + np.roll(q[:, :2], -1, axis=0))  # element midpoints
+    """Indices of the elements whose mean axial force :func:`evaluate_outputs` reports as
+    each span's tension (:func:`span_tension`), for analysis. Span j runs from pulley j to
+    j+1 on ``path`` (built for the current pulley centres)."""
     p = path.n_pulleys
+    members = np.empty(q.shape[0], dtype=np.int64)
     spans = []
     for j in range(p):
-        start = path.departure_point(j)
-        stop = path.arrival_point((j + 1) % p)
-        d = stop - start
-        length2 = d @ d
-        rel = mid - start
-        t = rel @ d / length2
-        off = np.abs(rel[:, 0] * d[1] - rel[:, 1] * d[0]) / np.sqrt(length2)
-        inside = np.flatnonzero((t > 0.25) & (t < 0.75) & (off < 0.05 * np.sqrt(length2) + 2e-3))
-        if inside.size == 0:
-            inside = np.array([np.argmin(np.hypot(*(mid - (start + 0.5 * d)).T))])
-        spans.append(inside)
+        b = (j + 1) % p
+        ends = _span_end_points(path.centers[j, 0], path.centers[j, 1], path.radii[j], float(path.senses[j]),
+                                path.centers[b, 0], path.centers[b, 1], path.radii[b], float(path.senses[b]))
+        _, count = span_tension(q, np.zeros(q.shape[0]), *ends, members)
+        spans.append(members[:count].copy())
     return spans
 
 
@@ -145,30 +136,43 @@ def evaluate_outputs(s, a, out):
         b = j + 1 if j + 1 < p else 0
         x0, y0, x1, y1 = _span_end_points(a.centers[j, 0], a.centers[j, 1], pulleys[j].radius, pulleys[j].sense,
                                           a.centers[b, 0], a.centers[b, 1], pulleys[b].radius, pulleys[b].sense)
-        dx = x1 - x0
-        dy = y1 - y0
-        length2 = dx * dx + dy * dy
-        if not length2 > 0.0:  # no span geometry (non-finite state)
-            out[k] = np.nan
-            k += 1
-            continue
-        length = np.sqrt(length2)
-        total = 0.0
-        count = 0
-        nearest = 0
-        nearest_dist = np.inf
-        for e in range(n):
-            f = e + 1 if e + 1 < n else 0
-            mx = 0.5 * (s.q[e, 0] + s.q[f, 0]) - x0
-            my = 0.5 * (s.q[e, 1] + s.q[f, 1]) - y0
-            along = (mx * dx + my * dy) / length2
-            off = abs(mx * dy - my * dx) / length
-            if 0.25 < along < 0.75 and off < 0.05 * length + 2e-3:
-                total += a.axial_force[e]
-                count += 1
-            centre = (mx - 0.5 * dx) ** 2 + (my - 0.5 * dy) ** 2
-            if centre < nearest_dist:
-                nearest_dist = centre
-                nearest = e
-        out[k] = total / count if count > 0 else a.axial_force[nearest]
+        out[k] = span_tension(s.q, a.axial_force, x0, y0, x1, y1, a.span_members)[0]
         k += 1
+
+
+@njit(cache=True)
+def span_tension(q, axial_force, x0, y0, x1, y1, members):
+    """Tension [N] of the free span from (x0, y0) to (x1, y1): the mean axial force of the
+    elements whose midpoints lie in its middle half (averaging there smooths the polygon
+    effect); a span too short to hold one there reports the element nearest its midpoint.
+    The elements used go to ``members[:count]``; returns (tension, count), NaN for a span
+    without geometry (non-finite state)."""
+    n = q.shape[0]
+    dx = x1 - x0
+    dy = y1 - y0
+    length2 = dx * dx + dy * dy
+    if not length2 > 0.0:
+        return np.nan, 0
+    length = np.sqrt(length2)
+    total = 0.0
+    count = 0
+    nearest = 0
+    nearest_dist = np.inf
+    for e in range(n):
+        f = e + 1 if e + 1 < n else 0
+        mx = 0.5 * (q[e, 0] + q[f, 0]) - x0
+        my = 0.5 * (q[e, 1] + q[f, 1]) - y0
+        along = (mx * dx + my * dy) / length2
+        off = abs(mx * dy - my * dx) / length
+        if 0.25 < along < 0.75 and off < 0.05 * length + 2e-3:
+            total += axial_force[e]
+            members[count] = e
+            count += 1
+        centre = (mx - 0.5 * dx) ** 2 + (my - 0.5 * dy) ** 2
+        if centre < nearest_dist:
+            nearest_dist = centre
+            nearest = e
+    if count == 0:
+        members[0] = nearest
+        return axial_force[nearest], 1
+    return total / count, count

@@ -173,6 +173,7 @@ class ModelArrays(NamedTuple):
     contact_pulley: np.ndarray  # (n p,) int
     contact_count: np.ndarray  # (1,) int
     rebuild_countdown: np.ndarray  # (1,) int: steps until the neighbour lists are rebuilt
+    span_members: np.ndarray  # (n,) int scratch: elements of the span being measured
 
 
 @njit(cache=True)
@@ -199,7 +200,7 @@ def _float_offsets(n, p, k):
 @njit(cache=True)
 def _int_offsets(n, p):
     """Offsets of the integer work arrays, in the order of :class:`ModelArrays`."""
-    return _offsets(np.array([p * n, p, n * p, n * p, 1, 1], dtype=np.int64))
+    return _offsets(np.array([p * n, p, n * p, n * p, 1, 1, n], dtype=np.int64))
 
 
 @njit(cache=True)
@@ -241,5 +242,5 @@ def unpack_arrays(drive, contact_law, arm_law, load_law, pulleys, table, work, i
         work[f[10]:f[11]].reshape((n * p, 3)), work[f[11]:f[12]].reshape((p, 2)), work[f[12]:f[13]],
         work[f[13]:f[14]].reshape((p, 2)), work[f[14]:f[15]].reshape((p, 2)),
         index_work[i[0]:i[1]].reshape((p, n)), index_work[i[1]:i[2]], index_work[i[2]:i[3]],
-        index_work[i[3]:i[4]], index_work[i[4]:i[5]], index_work[i[5]:i[6]],
+        index_work[i[3]:i[4]], index_work[i[4]:i[5]], index_work[i[5]:i[6]], index_work[i[6]:i[7]],
     )
