@@ -128,7 +128,6 @@ class BeltDriveSlave(Fmi2Slave):
             self.register_variable(Real(name, causality=Fmi2Causality.output, variability=Fmi2Variability.continuous,
                                         initial=Fmi2Initial.calculated, description=description,
                                         getter=lambda i=index: self._output(i)))
-        self.output_units = {s.name: s.unit for s in specs}
 
     # ------------------------------------------------------------------ FMI calls
     def enter_initialization_mode(self):

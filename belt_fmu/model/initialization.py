@@ -38,17 +38,6 @@ class InitializationError(ValueError):
     """The layout has no steady running state for the requested inputs."""
 
 
-@dataclass
-class TensionProfile:
-    """Steady tension along the belt: span tensions and per-pulley exit slip arcs."""
-
-    span: np.ndarray  # (p,) tension of span j (pulley j -> j+1) [N]
-    centrifugal: float  # m' v^2 [N]
-
-    def arriving(self, j):
-        return self.span[j - 1]
-
-
 def span_tension_offsets(path: BeltPath, crank: int, load_torques: np.ndarray) -> np.ndarray:
     """Span tensions relative to the span leaving the crankshaft (its slack side) [N].
 
