@@ -36,9 +36,11 @@ FRICTION = {
 
 
 def two_pulley_text(law="tanh", mu=0.5, n=100, pretension=550.0, ea=1.2e5, mass=0.12,
-                    driven_inertia=0.02):
-    """Two equal pulleys (cord radius 0.1 m) 0.35 m apart, crank driving a loaded pulley
-    (role water_pump, so the water-pump torque input loads it). Wrap angle pi on both."""
+                    driven_inertia=0.02, distance=0.35, extra_pulleys=""):
+    """Two equal pulleys (cord radius 0.1 m) ``distance`` apart, crank "driver" driving a
+    loaded pulley "driven" (role water_pump, so the water-pump torque input loads it); wrap
+    angle pi on both, unless ``extra_pulleys`` (TOML [[pulleys]] tables, travelled after
+    the driven pulley) deflect the belt."""
     return BELT.format(mass=mass, ea=ea, n=n, pretension=pretension) + f"""
 [friction]
 mu = {mu}
@@ -53,11 +55,11 @@ radius_m = 0.099
 [[pulleys]]
 name = "driven"
 role = "water_pump"
-center_m = [0.35, 0.0]
+center_m = [{distance}, 0.0]
 radius_m = 0.099
 inertia_kgm2 = {driven_inertia}
 bearing_damping_Nms_per_rad = 0.0
-"""
+{extra_pulleys}"""
 
 
 @pytest.fixture

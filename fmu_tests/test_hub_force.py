@@ -11,28 +11,11 @@ from belt_fmu.layout import load_layout_text
 from belt_fmu.model.geometry import BeltPath
 from belt_fmu.model.system import BeltDrive
 
-from conftest import BELT, FRICTION
+from conftest import two_pulley_text
 
 MASS = 0.12
 
-IDLER_DRIVE = BELT.format(mass=MASS, ea=1.2e5, n=120, pretension=550.0) + f"""
-[friction]
-mu = 0.5
-{FRICTION["tanh"]}
-
-[[pulleys]]
-name = "crank"
-role = "crankshaft"
-center_m = [0.0, 0.0]
-radius_m = 0.099
-
-[[pulleys]]
-name = "driven"
-role = "water_pump"
-center_m = [0.45, 0.0]
-radius_m = 0.099
-inertia_kgm2 = 0.02
-
+IDLER = """
 [[pulleys]]
 name = "idler"
 role = "idler"
@@ -47,7 +30,8 @@ def test_idler_hub_force_is_the_centrifugally_corrected_vector_sum():
     """Mean hub force over 50 ms (about 140 polygon periods) equals
     sqrt(Ta^2 + Tb^2 - 2 Ta Tb cos(theta)), Ta,b = span tension - m'v^2, within 2 %; the
     uncorrected sum is 18 % higher, so the check discriminates."""
-    layout = load_layout_text(IDLER_DRIVE, source="<idler test drive>")
+    text = two_pulley_text(n=120, mass=MASS, distance=0.45, extra_pulleys=IDLER)
+    layout = load_layout_text(text, source="<idler test drive>")
     wrap = BeltPath.from_layout(layout).wrap_angle[2]
     drive = BeltDrive(layout)
     crank, load = 300.0, 30.0  # belt at 30 m/s
@@ -56,7 +40,7 @@ def test_idler_hub_force_is_the_centrifugally_corrected_vector_sum():
     for _ in range(500):
         drive.advance(1e-4, crank, load)
         out = drive.outputs()
-        rows.append((out["span_tension_driven_idler"], out["span_tension_idler_crank"], out["hub_force_idler"],
+        rows.append((out["span_tension_driven_idler"], out["span_tension_idler_driver"], out["hub_force_idler"],
                      out["belt_speed"]))
     t_in, t_out, hub, speed = np.mean(rows, axis=0)
     assert speed == pytest.approx(30.0, rel=0.01)

@@ -418,7 +418,8 @@ def test_unstretched_length_with_tensioner_needs_a_preload(tmp_path):
 
 @pytest.mark.parametrize("edit, message", [
     (("n_elements = 60", "n_elements = 12"),
-     r"belt.n_elements: 12 is too coarse: elements of .* m cannot lie on pulley .* \(cord radius .* m\); must be >= \d+"),
+     r"belt.n_elements: 12 is too coarse: elements of .* m cannot lie on pulley .* "
+     r"\(cord radius .* m\); must be >= \d+"),
     (("stiffness_linear_N_per_m2 = 2.0e8", "stiffness_linear_N_per_m2 = 1.0"),
      r"contact.stiffness_linear_N_per_m2: 1.0 is too soft: .* must be >= [\d.e+]+"),
 ])
