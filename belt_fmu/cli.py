@@ -123,7 +123,7 @@ def _parser() -> argparse.ArgumentParser:
     build = commands.add_parser(
         "build", help="build an FMI 2.0 co-simulation FMU of a drive",
         description="Build an FMI 2.0 co-simulation FMU (PythonFMU) carrying the model and the layout. "
-                    "The target machine needs Python >= 3.10 with numpy, scipy and numba.",
+                    "The target machine needs Python >= 3.10 with numpy and numba.",
     )
     build.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
     build.add_argument("-o", "--output", default="BeltDrive.fmu", metavar="FMU",

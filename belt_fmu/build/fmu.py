@@ -5,7 +5,7 @@ only), the generated slave script (:mod:`belt_fmu.build.slave_script`), the layo
 ``layout.json`` (what the slave reads: no TOML parser needed on the target) and
 ``layout.toml`` (for people), and the inputs' start values. PythonFMU contributes its
 Python-facing module and its native wrapper. The target machine needs a Python >= 3.10 with
-numpy, scipy and numba.
+numpy and numba.
 
 After packing, the modelDescription is completed (:mod:`belt_fmu.build.model_description`),
 the FMU written atomically, and, unless disabled, the model's numba kernels are compiled once

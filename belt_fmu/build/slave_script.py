@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 PACKAGE = "{package}"
-REQUIRED = ("numpy", "scipy", "numba")
+REQUIRED = ("numpy", "numba")
 
 
 def _check_python():
@@ -34,9 +34,9 @@ def _check_python():
             missing.append(name)
     if sys.version_info < (3, 10) or missing:
         raise ImportError(
-            f"the belt_fmu FMU needs Python >= 3.10 with numpy, scipy and numba; {{sys.executable}} "
+            f"the belt_fmu FMU needs Python >= 3.10 with numpy and numba; {{sys.executable}} "
             f"(Python {{sys.version.split()[0]}}) lacks {{', '.join(missing) or 'a recent version'}}: "
-            "pip install numpy scipy numba"
+            "pip install numpy numba"
         )
 
 

@@ -27,9 +27,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import brentq
-
 from .geometry import BeltPath
+from .roots import brent_root
 
 SAMPLE_SPACING = 2.0e-5  # [m] resolution of the sampled cord path used for node placement
 
@@ -218,7 +217,7 @@ def solve_rest_length(geom: DriveGeometry, pretension: float) -> float:
         return geom.closure(geom.arm_installed, tension, 0.0, l0)[0]
 
     try:
-        return brentq(residual, 0.97 * guess, 1.03 * guess, xtol=1e-13)
+        return brent_root(residual, 0.97 * guess, 1.03 * guess, xtol=1e-13)
     except ValueError as exc:
         raise InitializationError(f"the discretized belt does not close around the layout at pretension "
                                   f"{pretension:g} N ({exc}); use more elements or check the geometry") from None
@@ -239,7 +238,7 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
             return geom.closure(geom.arm_installed, offsets + level, centrifugal, rest_length)[0]
 
         try:
-            level = brentq(residual, -0.05 * ea - offsets.max(), 0.05 * ea, xtol=1e-10)
+            level = brent_root(residual, -0.05 * ea - offsets.max(), 0.05 * ea, xtol=1e-10)
         except ValueError as exc:
             raise InitializationError(f"no belt tension closes the loop: {exc}") from None
         span = offsets + level
@@ -274,9 +273,9 @@ def _bracketed_root(func, start, bounds):
         hi = min(start + width, hi_bound)
         f_lo, f_hi = func(lo), func(hi)
         if f_lo * f0 <= 0.0:
-            return brentq(func, lo, start, xtol=1e-12)
+            return brent_root(func, lo, start, xtol=1e-12)
         if f_hi * f0 <= 0.0:
-            return brentq(func, start, hi, xtol=1e-12)
+            return brent_root(func, start, hi, xtol=1e-12)
     raise InitializationError(
         f"the tensioner arm finds no equilibrium between its stops ({lo_bound:.4g}, {hi_bound:.4g}) rad: "
         "the belt is too long or too short for the spring; check pretension_N / unstretched_length_m, "
