@@ -25,7 +25,9 @@ import math
 import re
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
+
+from .model.layout_checks import geometry_problems
 
 try:
     import tomllib
@@ -41,6 +43,8 @@ __all__ = [
     "LayoutError",
     "Pulley",
     "Tensioner",
+    "field_bounds",
+    "field_rule",
     "load_layout",
     "load_layout_data",
     "load_layout_text",
@@ -350,6 +354,46 @@ REQUIRED_TABLES = ("belt", "contact", "friction", "pulleys")
 def _fields(cls: type) -> dict[str, dataclasses.Field]:
     """The key fields of a layout table dataclass, by key."""
     return {f.name: f for f in dataclasses.fields(cls)}
+
+
+def field_rule(table: str, key: str):
+    """The rule the value of ``table.key`` must satisfy, as :func:`validate` applies it: an
+    object with ``problem(value)`` (None if allowed, else "must be ...") and, for numbers,
+    the bounds (see :func:`field_bounds`). Rules across keys (docs/layout-format.md) are not
+    part of it. KeyError names the allowed tables or keys."""
+    if table not in TABLES:
+        raise KeyError(f"no layout table {table!r}; tables: {', '.join(TABLES)}")
+    fields = _fields(TABLES[table])
+    if key not in fields:
+        raise KeyError(f"no key {key!r} in [{table}]; keys: {', '.join(fields)}")
+    return fields[key].metadata["rule"]
+
+
+class Bounds(NamedTuple):
+    """Range of a number: ``low``/``high`` None where unbounded; the flags say whether the
+    bound itself is allowed."""
+
+    low: float | None
+    high: float | None
+    low_inclusive: bool
+    high_inclusive: bool
+
+
+def field_bounds(table: str, key: str) -> Bounds:
+    """Range of the number ``table.key`` (e.g. ``field_bounds("belt", "pretension_N")`` is
+    ``Bounds(0.0, None, False, False)``: > 0), from the rule :func:`validate` applies, so that
+    other interfaces (the FMU's parameter ranges) state the same bounds. For an array the
+    range of its items. TypeError for a key that is not a number."""
+    rule = field_rule(table, key)
+    if isinstance(rule, _Series):
+        rule = rule.item
+    if isinstance(rule, _Integer):
+        return Bounds(rule.ge, None, True, False)
+    if not isinstance(rule, _Real):
+        raise TypeError(f"{table}.{key} is not a number: it {rule.problem(None)}")
+    low, low_inclusive = (rule.gt, False) if rule.gt is not None else (rule.ge, rule.ge is not None)
+    high, high_inclusive = (rule.lt, False) if rule.lt is not None else (rule.le, rule.le is not None)
+    return Bounds(low, high, low_inclusive, high_inclusive)
 
 
 @dataclass(frozen=True)
@@ -767,9 +811,7 @@ def load_layout_data(data: dict, source: str = "<data>") -> Layout:
         tensioner=_build(Tensioner, data["tensioner"]) if "tensioner" in data else None,
         source=source,
     )
-    from .model.geometry import wrap_problems
-
-    problems = wrap_problems(layout)
+    problems = geometry_problems(layout)
     if problems:
         raise LayoutError(source, problems)
     return layout

@@ -1,9 +1,10 @@
 """Layout files: loading, defaults, round trip through TOML, and readable problems for bad files."""
 import dataclasses
+import math
 
 import pytest
 
-from belt_fmu.layout import Layout, LayoutError, load_layout, load_layout_text, validate
+from belt_fmu.layout import Bounds, Layout, LayoutError, field_bounds, load_layout, load_layout_text, validate
 
 # Crank at the origin, alternator to the right, a back-side tensioner pushing on the upper span.
 VALID = """\
@@ -431,3 +432,27 @@ def test_discretization_and_contact_must_suit_the_smallest_pulley(tmp_path, edit
     path.write_text(variant(edit))
     with pytest.raises(LayoutError, match=message):
         load_layout(path)
+
+
+@pytest.mark.parametrize("table, key, bounds", [
+    ("belt", "pretension_N", Bounds(0.0, None, False, False)),
+    ("belt", "groove_angle_rad", Bounds(0.0, math.pi, False, True)),
+    ("belt", "n_elements", Bounds(12, None, True, False)),
+    ("tensioner", "stop_min_rad", Bounds(None, 0.0, False, False)),
+    ("friction", "static_ratio", Bounds(1.0, None, True, False)),
+    ("friction", "gms_weights", Bounds(0.0, None, False, False)),  # each item
+])
+def test_field_bounds_are_the_rules_validate_applies(table, key, bounds):
+    """Other interfaces (the FMU's parameter ranges) ask the layout for a key's range instead
+    of restating it; the range is the one loading enforces: a value just outside is refused."""
+    assert field_bounds(table, key) == bounds
+    if table == "belt" and bounds.low is not None and not bounds.low_inclusive:
+        with pytest.raises(LayoutError, match=f"belt.{key}"):
+            load_layout_text(VALID.replace("pretension_N = 400.0", f"{key} = {bounds.low!r}"))
+
+
+def test_field_bounds_refuse_what_is_not_a_number():
+    with pytest.raises(TypeError, match="friction.law is not a number"):
+        field_bounds("friction", "law")
+    with pytest.raises(KeyError, match="no key 'pretension' in \\[belt\\]"):
+        field_bounds("belt", "pretension")
