@@ -5,7 +5,6 @@ The CLI imports this module only when a plot is asked for. Each function returns
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import matplotlib
@@ -15,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402  (after choosing the backend)
 import numpy as np  # noqa: E402
 
+from .files import atomic_write  # noqa: E402
 from .model.geometry import BeltPath  # noqa: E402
 
 #: figure formats :func:`save_figure` writes, by file suffix
@@ -34,14 +34,9 @@ def save_figure(fig, path) -> Path:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise ValueError(f"{path}: unsupported figure format; use one of {', '.join(FORMATS)}")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with open(tmp, "xb") as f:
+        with atomic_write(path, "wb") as f:
             fig.savefig(f, format=fmt, dpi=120)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
     finally:
         plt.close(fig)
     return path

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Callable, Union
 
 import numpy as np
 
+from .files import atomic_write
 from .layout import Layout, load_layout
 from .model.system import BeltDrive
 from .units import RPM
@@ -53,18 +53,8 @@ class Results:
         path = Path(path)
         header = ",".join(f"{n} [{self.units[n]}]" for n in self.columns)
         data = np.column_stack([self.columns[n] for n in self.columns])
-        fd, tmp = tempfile.mkstemp(dir=path.parent if str(path.parent) else ".", suffix=".csv.tmp")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a results file is not
-        try:
-            with os.fdopen(fd, "w") as f:
-                np.savetxt(f, data, delimiter=",", header=header, comments="", fmt="%.9g")
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with atomic_write(path) as f:
+            np.savetxt(f, data, delimiter=",", header=header, comments="", fmt="%.9g")
         return path
 
 

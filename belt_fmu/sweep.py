@@ -37,7 +37,6 @@ import math
 import multiprocessing
 import os
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -46,6 +45,7 @@ from typing import Callable
 
 import numpy as np
 
+from .files import atomic_write
 from .layout import TABLES, Layout, load_layout_data
 from .model.geometry import cord_radius
 from .units import RPM
@@ -483,19 +483,10 @@ class SweepTable:
     def write(self, path) -> Path:
         """Write the table to ``path`` atomically (a temporary file renamed over it)."""
         path = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes it private; a results file is not
-        try:
-            with os.fdopen(fd, "w", newline="", encoding="utf-8") as f:
-                writer = csv.DictWriter(f, self.columns, lineterminator="\n")
-                writer.writeheader()
-                writer.writerows(self.rows)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic_write(path, newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, self.columns, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(self.rows)
         return path
 
     @property
