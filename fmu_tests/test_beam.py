@@ -7,7 +7,7 @@ itself (no dynamics, no contact).
 import numpy as np
 import pytest
 
-from belt_fmu.model.belt import beam_element
+from belt_fmu.model.belt import BELT, beam_element
 
 LENGTH = 1.0  # [m]
 YOUNG = 2.1e9  # [Pa]
@@ -18,9 +18,12 @@ ELEMENTS = 10
 
 def tip_displacement(force, elements=ELEMENTS, load_steps=10):
     """Tip (dx, dy, rotation) of the cantilever under a perpendicular tip ``force`` [N]."""
-    l0 = LENGTH / elements
-    ea, ei = YOUNG * AREA, YOUNG * INERTIA
+    belt = np.zeros(1, BELT)[0]
+    belt["rest_length"] = LENGTH / elements
+    belt["axial_stiffness"], belt["bending_stiffness"] = YOUNG * AREA, YOUNG * INERTIA  # no damping
+    l0 = belt["rest_length"]
     out = np.empty(6)
+    velocities = np.zeros((elements + 1, 3))  # statics
 
     def residual(z, f_tip):
         q = np.zeros((elements + 1, 3))
@@ -28,7 +31,7 @@ def tip_displacement(force, elements=ELEMENTS, load_steps=10):
         q[1:] += z.reshape(elements, 3)
         f = np.zeros((elements + 1, 3))
         for e in range(elements):
-            beam_element(*q[e], *q[e + 1], 0, 0, 0, 0, 0, 0, l0, ea, 0.0, ei, 0.0, out)
+            beam_element(belt, q, velocities, e, e + 1, out)
             f[e] += out[:3]
             f[e + 1] += out[3:]
         f[elements, 1] += f_tip

@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from belt_fmu.layout import load_layout_text
-from belt_fmu.model.friction import state_law_coefficient, stribeck
-from belt_fmu.model.state import FRICTION_LAW, FRICTION_LAWS
+from belt_fmu.model.friction import FRICTION_LAW, LAW_CODES, state_law_coefficient, stribeck
 from belt_fmu.model.system import BeltDrive
 
 from conftest import two_pulley_text
@@ -21,7 +20,7 @@ MU = 0.5
 def law_record(name, **values):
     rec = np.zeros(1, FRICTION_LAW)
     r = rec[0]
-    r["law"] = FRICTION_LAWS.index(name)
+    r["law"] = LAW_CODES[name]
     r["dahl_stiffness"] = 1.0e4
     r["static_ratio"] = 1.3
     r["stribeck_velocity"] = 0.01

@@ -11,42 +11,147 @@ force to zero on separation but not below (seed 000 eq. 4.2 for p <= 0).
 The coefficients here are per node: the layout gives them per unit belt length and the
 model multiplies by the element length, so that refining the mesh keeps the contact pressure.
 """
+import numpy as np
 from numba import njit
+
+from .drive import update_pulley_centers
+
+#: The contact law per node: the layout's per-length coefficients times the element length.
+CONTACT = np.dtype(
+    [
+        ("stiffness_quadratic", "f8"),  # c1 l0 [N/m^2]
+        ("stiffness_linear", "f8"),  # c2 l0 [N/m]
+        ("damping", "f8"),  # b l0 [N s/m]
+    ]
+)
+
+
+#: neighbour lists hold the nodes within this many unstretched element lengths of a cord
+#: circle: half an element, so that a node at most half an element from contact is listed
+#: (the lists are rebuilt before any node can have moved that far)
+NEIGHBOUR_MARGIN_ELEMENTS = 0.5
+#: the lists are rebuilt when the fastest node, at this multiple of its current speed, could
+#: have closed half the margin: a node accelerating hard may outrun its current speed
+SPEED_ALLOWANCE = 2.0
+#: ... and at least every this many steps, whatever the speeds (a drive at rest)
+MAX_REBUILD_INTERVAL = 1000
 
 
 @njit(cache=True, inline="always")
-def normal_force(penetration, penetration_rate, c1, c2, damping):
-    """Contact normal force [N] on a node (seed 002 eq. 2.8), zero out of contact."""
+def normal_force(contact, penetration, penetration_rate):
+    """Contact normal force [N] on a node (seed 002 eq. 2.8) from the CONTACT record,
+    zero out of contact."""
     if penetration <= 0.0:
         return 0.0
-    force = (c1 * penetration + c2) * penetration + damping * penetration_rate
+    force = ((contact.stiffness_quadratic * penetration + contact.stiffness_linear) * penetration
+             + contact.damping * penetration_rate)
     return force if force > 0.0 else 0.0
 
 
-@njit(cache=True)
-def build_candidates(q, centers, radii, margin, candidates, counts, pair_states, friction_states):
-    """Neighbour lists: for each pulley j, the nodes within ``radii[j] + margin`` of its centre.
+@njit(cache=True, inline="always")
+def normal_contact(p, s, w):
+    """Normal contact forces of the listed nodes (explicit), and this step's contact list.
 
-    ``candidates`` (p, n) receives node indices, ``counts`` (p,) their number. Contact can
-    only begin for a listed node until some node has moved ``margin``, so the lists are
-    rebuilt well before that (a Verlet list, as in molecular dynamics). Every per-pair
-    array in ``pair_states`` (each (n, p)) and the friction states (n, p, k) are zeroed for
-    the pairs not listed: a node that left a pulley has no contact state.
+    For each pulley j and each node i of its neighbour list inside the cord circle, the
+    normal force acts along the unit vector from the centre to the node; it is added to the
+    node's load ``w.node_force`` and, opposite, to the pulley's ``w.hub_force`` (which this
+    starts for the step, as it does ``w.belt_torque``). The contacts found, with their normal
+    direction and distance, form the list ``w.contact_node/pulley/frame[:contact_count[0]]``
+    the friction works on. A listed node out of contact loses its friction state.
     """
+    contact = p.contact[0]
+    pulleys = p.pulleys
+    w.hub_force[:, :] = 0.0
+    w.belt_torque[:] = 0.0
+    n_contacts = 0
+    for j in range(pulleys.shape[0]):
+        rho = pulleys[j].radius
+        cx = w.centers[j, 0]
+        cy = w.centers[j, 1]
+        for k in range(w.candidate_count[j]):
+            i = w.candidates[j, k]
+            rx = s.q[i, 0] - cx
+            ry = s.q[i, 1] - cy
+            dist2 = rx * rx + ry * ry
+            force = 0.0
+            if dist2 < rho * rho:
+                dist = np.sqrt(dist2)
+                nx = rx / dist
+                ny = ry / dist
+                rvx = s.u[i, 0] - w.center_velocity[j, 0]
+                rvy = s.u[i, 1] - w.center_velocity[j, 1]
+                force = normal_force(contact, rho - dist, -(rvx * nx + rvy * ny))
+            w.normal_force[i, j] = force
+            if force == 0.0:
+                s.friction[i, j, :] = 0.0
+                w.slip[i, j] = 0.0
+                w.friction_force[i, j] = 0.0
+                continue
+            w.node_force[i, 0] += force * nx
+            w.node_force[i, 1] += force * ny
+            w.hub_force[j, 0] -= force * nx
+            w.hub_force[j, 1] -= force * ny
+            w.contact_node[n_contacts] = i
+            w.contact_pulley[n_contacts] = j
+            w.contact_frame[n_contacts, 0] = nx
+            w.contact_frame[n_contacts, 1] = ny
+            w.contact_frame[n_contacts, 2] = dist
+            n_contacts += 1
+    w.contact_count[0] = n_contacts
+
+
+@njit(cache=True)
+def neighbour_margin(belt):
+    """Distance [m] beyond a cord circle within which nodes are listed as contact candidates."""
+    return NEIGHBOUR_MARGIN_ELEMENTS * belt.rest_length
+
+
+@njit(cache=True)
+def build_candidates(p, s, w, margin):
+    """Neighbour lists: for each pulley j, the nodes within its cord radius + ``margin`` of its
+    centre ``w.centers[j]``, into ``w.candidates[j, :w.candidate_count[j]]``.
+
+    Contact can only begin for a listed node until some node has moved ``margin``, so the
+    lists are rebuilt well before that (a Verlet list, as in molecular dynamics). The
+    per-pair diagnostics (normal and friction force, slip) and friction states of the pairs
+    not listed are zeroed: a node that left a pulley has no contact state.
+    """
+    q = s.q
     n = q.shape[0]
-    p = centers.shape[0]
-    for j in range(p):
-        reach = radii[j] + margin
+    for j in range(p.pulleys.shape[0]):
+        reach = p.pulleys[j].radius + margin
         reach2 = reach * reach
         count = 0
         for i in range(n):
-            rx = q[i, 0] - centers[j, 0]
-            ry = q[i, 1] - centers[j, 1]
+            rx = q[i, 0] - w.centers[j, 0]
+            ry = q[i, 1] - w.centers[j, 1]
             if rx * rx + ry * ry < reach2:
-                candidates[j, count] = i
+                w.candidates[j, count] = i
                 count += 1
             else:
-                for state in pair_states:
-                    state[i, j] = 0.0
-                friction_states[i, j, :] = 0.0
-        counts[j] = count
+                w.normal_force[i, j] = 0.0
+                w.friction_force[i, j] = 0.0
+                w.slip[i, j] = 0.0
+                s.friction[i, j, :] = 0.0
+        w.candidate_count[j] = count
+
+
+@njit(cache=True)
+def rebuild_neighbour_lists(p, s, w, dt):
+    """Rebuild the neighbour lists (:func:`build_candidates`) for the current pulley centres
+    and set ``w.rebuild_countdown[0]`` to the steps of ``dt`` until the next rebuild: until a
+    node at :data:`SPEED_ALLOWANCE` times the fastest node's speed (plus the tensioner
+    pulley's) could have closed half the margin, at most :data:`MAX_REBUILD_INTERVAL`."""
+    update_pulley_centers(p, s, w)
+    margin = neighbour_margin(p.belt[0])
+    build_candidates(p, s, w, margin)
+    vmax = 0.0
+    for i in range(s.u.shape[0]):
+        v = s.u[i, 0] * s.u[i, 0] + s.u[i, 1] * s.u[i, 1]
+        if v > vmax:
+            vmax = v
+    vmax = np.sqrt(vmax)
+    if p.roles[0].tensioner >= 0:
+        vmax += abs(s.arm[1]) * p.tensioner[0].arm_length
+    steps = int(0.5 * margin / (SPEED_ALLOWANCE * vmax * dt + 1e-300))
+    w.rebuild_countdown[0] = max(1, min(MAX_REBUILD_INTERVAL, steps))

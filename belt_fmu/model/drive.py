@@ -1,10 +1,41 @@
-"""Pulleys, tensioner arm and loads: the drive's rigid parts (seed 000 sections 4.2-4.5).
+"""Pulleys and their loads: the drive's rigid rotating parts (seed 000 sections 4.2-4.5).
 
 Kernels the integrator and the outputs share: where the pulley centres are (the tensioner
-pulley rides on its arm), which loads act on a pulley, and the torque on the tensioner arm.
+pulley rides on its arm, :mod:`belt_fmu.model.tensioner`) and which loads act on a pulley.
+Rotations are CCW positive in the drawing; each pulley's ``sense`` is the sense it turns in
+normal running, so ``sense * omega`` is its running speed.
 """
 import numpy as np
 from numba import njit
+
+from .friction import implicit_friction
+from .tensioner import arm_pulley_center
+
+#: One row per pulley, in belt travel order.
+PULLEY = np.dtype(
+    [
+        ("x", "f8"),  # centre [m] (tensioner: installed centre)
+        ("y", "f8"),
+        ("radius", "f8"),  # cord-line radius rho [m]
+        ("sense", "f8"),  # +1 turns CCW in normal running, -1 CW
+        ("inertia", "f8"),  # polar inertia [kg m^2] (crankshaft: unused, its speed is an input)
+        ("bearing_damping", "f8"),  # viscous bearing loss [N m s/rad]
+        ("effective_mu", "f8"),  # friction coefficient of the belt on it: ribbed mu / sin(phi/2)
+        ("table_start", "i8"),  # its load-torque table: rows [start, stop) of the load table
+        ("table_stop", "i8"),
+    ]
+)
+
+#: Which pulley plays which role (indices into the PULLEY rows, -1 for none).
+ROLES = np.dtype(
+    [
+        ("crank", "i8"),  # the crankshaft: its speed is the input crank_speed
+        ("crank_sense", "f8"),  # +1 the crankshaft turns CCW in the drawing, -1 CW
+        ("water_pump", "i8"),  # loaded by the input water_pump_torque, or -1
+        ("tensioner", "i8"),  # carried by the tensioner arm, or -1
+        ("headline", "i8"),  # whose hub-load magnitude is the output bearing_force
+    ]
+)
 
 
 @njit(cache=True)
@@ -23,8 +54,8 @@ def table_torque(table, start, stop, speed):
 
 
 @njit(cache=True)
-def pulley_loads(drive, pulley, index, omega, water_pump_torque, table):
-    """External load on a pulley: (resisting torque >= 0 [N m], driving torque [N m]).
+def pulley_loads(roles, pulley, index, omega, water_pump_torque, table):
+    """External load on pulley ``index``: (resisting torque >= 0 [N m], driving torque [N m]).
 
     Load torques are given positive against the pulley's rotation (the water-pump input, the
     accessory tables at the current running speed); they resist motion whichever way it
@@ -33,7 +64,7 @@ def pulley_loads(drive, pulley, index, omega, water_pump_torque, table):
     """
     resisting = 0.0
     driving = 0.0
-    if index == drive.water_pump:
+    if index == roles.water_pump:
         if water_pump_torque >= 0.0:
             resisting += water_pump_torque
         else:
@@ -47,38 +78,52 @@ def pulley_loads(drive, pulley, index, omega, water_pump_torque, table):
     return resisting, driving
 
 
-@njit(cache=True)
-def update_pulley_centers(drive, pulleys, arm, centers, center_velocity):
-    """Pulley centres; the tensioner pulley rides on the arm at polar angle ``arm[0]``."""
+@njit(cache=True, inline="always")
+def update_pulley_centers(p, s, w):
+    """Pulley centres ``w.centers`` [m] and their velocities ``w.center_velocity`` [m/s]:
+    fixed, but the tensioner pulley rides on the arm at polar angle ``s.arm[0]``."""
+    pulleys = p.pulleys
     for j in range(pulleys.shape[0]):
-        centers[j, 0] = pulleys[j].x
-        centers[j, 1] = pulleys[j].y
-        center_velocity[j, 0] = 0.0
-        center_velocity[j, 1] = 0.0
-    t = drive.tensioner
+        w.centers[j, 0] = pulleys[j].x
+        w.centers[j, 1] = pulleys[j].y
+        w.center_velocity[j, 0] = 0.0
+        w.center_velocity[j, 1] = 0.0
+    t = p.roles[0].tensioner
     if t >= 0:
-        c = np.cos(arm[0])
-        s = np.sin(arm[0])
-        centers[t, 0] = drive.pivot_x + drive.arm_length * c
-        centers[t, 1] = drive.pivot_y + drive.arm_length * s
-        center_velocity[t, 0] = -drive.arm_length * s * arm[1]
-        center_velocity[t, 1] = drive.arm_length * c * arm[1]
+        arm_pulley_center(p.tensioner[0], s.arm, w.centers, w.center_velocity, t)
 
 
-@njit(cache=True)
-def arm_torque(drive, psi, psi_rate, hub_x, hub_y):
-    """Torque on the tensioner arm [N m, CCW], Coulomb friction excluded (seed 000 4.3).
+@njit(cache=True, inline="always")
+def accelerate_pulleys(p, s, w, dt, water_pump_torque):
+    """Velocity predictor of the free pulleys (all but the crank): their driving loads and
+    bearing damping explicit; a load resisting rotation is a Coulomb-like torque against the
+    motion, solved implicitly as friction is (:func:`belt_fmu.model.friction.implicit_friction`
+    with the ``load_friction`` law), so that it stops a pulley instead of reversing it. The
+    belt's torque comes with the friction impulses."""
+    roles = p.roles[0]
+    pulleys = p.pulleys
+    for j in range(pulleys.shape[0]):
+        if j != roles.crank:
+            inertia = pulleys[j].inertia
+            resisting, driving = pulley_loads(roles, pulleys[j], j, s.omega[j], water_pump_torque, p.load_table)
+            free = s.omega[j] + dt * (pulleys[j].sense * driving - pulleys[j].bearing_damping * s.omega[j]) / inertia
+            s.omega[j] = free if resisting == 0.0 else implicit_friction(p.load_friction[0], resisting, 1.0, free, 0.0,
+                                                                         w.arm_work, w.arm_work, inertia, dt,
+                                                                         s.omega[j])[1]
 
-    Belt load (hub force moment about the pivot, eq. 12.23), spring (preload at the
-    installed angle plus rate times deflection), viscous damper, end stops.
-    """
-    rx = drive.arm_length * np.cos(psi)
-    ry = drive.arm_length * np.sin(psi)
-    torque = rx * hub_y - ry * hub_x
-    torque += drive.spring_sense * drive.spring_preload - drive.spring_rate * (psi - drive.arm_installed)
-    torque -= drive.arm_damping * psi_rate
-    if psi > drive.stop_max:
-        torque -= drive.stop_stiffness * (psi - drive.stop_max) + drive.stop_damping * psi_rate
-    elif psi < drive.stop_min:
-        torque -= drive.stop_stiffness * (psi - drive.stop_min) + drive.stop_damping * psi_rate
-    return torque
+
+def steady_load_torques(parameters, speeds, water_pump_torque: float) -> np.ndarray:
+    """Load torque of every pulley [N m] running steadily at ``speeds`` [rad/s], against its
+    rotation: bearing loss, the water-pump input and the accessory tables (0 for the crank)."""
+    roles = parameters.roles[0]
+    torques = np.zeros(len(speeds))
+    for j, pulley in enumerate(parameters.pulleys):
+        if j == roles["crank"]:
+            continue
+        torques[j] = pulley["bearing_damping"] * speeds[j]
+        if j == roles["water_pump"]:
+            torques[j] += water_pump_torque
+        if pulley["table_stop"] > pulley["table_start"]:
+            torques[j] += table_torque(parameters.load_table, pulley["table_start"], pulley["table_stop"],
+                                       abs(speeds[j]))
+    return torques

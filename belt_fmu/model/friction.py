@@ -6,7 +6,8 @@ normal force ``N``. The integrator asks for it through :func:`implicit_friction`
 solves the implicit Euler equation of the contact, so a steep regularization near
 ``s = 0`` does not limit the time step.
 
-Laws (``law`` codes in :mod:`belt_fmu.model.state`):
+Laws (:data:`LAW_CODES`: the code a FRICTION_LAW record carries for each name a layout may
+give, :data:`belt_fmu.layout.FRICTION_LAWS`):
 
 * creep-rate polynomial, seed 000 section 4.2.1.2, eqs. 4.3-4.5: creep rate
   ``sr = |s| / max(|v_belt|, v_ref)`` (eq. 4.3), ``mu(sr)`` piecewise cubic through
@@ -43,7 +44,60 @@ the step either:
 import numpy as np
 from numba import njit
 
-from .state import LAW_BRISTLE, LAW_DAHL, LAW_LUGRE, LAW_TANH
+from ..layout import FRICTION_LAWS, GMS_MAX_ELEMENTS
+
+#: the code of each friction law in a FRICTION_LAW record, by its name in a layout
+LAW_CODES = {name: code for code, name in enumerate(FRICTION_LAWS)}
+LAW_CREEP_POLYNOMIAL = LAW_CODES["creep_polynomial"]
+LAW_TANH = LAW_CODES["tanh"]
+LAW_BRISTLE = LAW_CODES["bristle"]
+LAW_DAHL = LAW_CODES["dahl"]
+LAW_LUGRE = LAW_CODES["lugre"]
+LAW_GMS = LAW_CODES["gms"]
+
+#: Parameters of a friction law. The coefficient itself is not here: it differs per pulley
+#: (``PULLEY.effective_mu``) and is passed with each contact. Velocities in m/s for belt
+#: contacts, rad/s for the tensioner arm and the pulley loads.
+FRICTION_LAW = np.dtype(
+    [
+        ("law", "i8"),  # one of LAW_CODES
+        ("slip_peak", "f8"),  # creep rate of the peak coefficient s1 [-]
+        ("slip_saturation", "f8"),  # s2 [-]
+        ("saturation_ratio", "f8"),  # mu(s2) / mu(s1) [-]
+        ("reference_speed", "f8"),  # floor of the creep-rate reference speed [m/s]
+        ("velocity_threshold", "f8"),  # tanh(4 v / v_thr) [m/s or rad/s]
+        ("bristle_stiffness", "f8"),  # per node [N/m]
+        ("bristle_damping", "f8"),  # per node [N s/m]
+        ("dahl_stiffness", "f8"),  # Dahl sigma [1/m]
+        ("static_ratio", "f8"),  # LuGre, GMS: mu_s / mu_c [-]
+        ("stribeck_velocity", "f8"),  # LuGre, GMS [m/s]
+        ("lugre_stiffness", "f8"),  # sigma0 [1/m]
+        ("lugre_damping", "f8"),  # sigma1 [s/m]
+        ("lugre_viscous", "f8"),  # sigma2 [s/m]
+        ("gms_count", "i8"),  # Maxwell-slip elements per contact
+        ("gms_weight", "f8", (GMS_MAX_ELEMENTS,)),  # nu_k [-]
+        ("gms_stiffness", "f8", (GMS_MAX_ELEMENTS,)),  # sigma_mu_k [1/m]
+        ("gms_attraction", "f8"),  # c [1/s]
+    ]
+)
+
+
+@njit(cache=True)
+def is_state_law(law) -> bool:
+    """Whether the law code ``law`` has internal states integrated exactly over a step
+    (Dahl, LuGre, GMS: :func:`implicit_state_friction`)."""
+    return law == LAW_DAHL or law == LAW_LUGRE or law == LAW_GMS
+
+
+@njit(cache=True)
+def friction_state_count(law, gms_count):
+    """Friction states per contact: bristle deflection (bristle), coefficient (Dahl), bristle
+    state z (LuGre), and per Maxwell element its coefficient and slip direction (GMS)."""
+    if law == LAW_GMS:
+        return 2 * gms_count
+    if law == LAW_BRISTLE or law == LAW_DAHL or law == LAW_LUGRE:
+        return 1
+    return 0
 
 
 @njit(cache=True)
@@ -106,7 +160,7 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass,
         force = limit if force > 0.0 else -limit
         state[0] = -force / k
         return force, free_slip + dt * force / mass
-    if law.law >= LAW_DAHL:
+    if is_state_law(law.law):
         return implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, guess)
     sign = 1.0 if free_slip >= 0.0 else -1.0
     target = sign * free_slip
@@ -256,3 +310,40 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
     for k in range(state.shape[0]):
         state[k] = work[k]
     return mass * (x - free_slip) / dt, x
+
+
+@njit(cache=True, inline="always")
+def friction_impulses(p, s, w, dt):
+    """Friction of this step's contacts (``w.contact_*``), implicit, contact by contact.
+
+    For contact k of node i on pulley j, with the CCW tangent t of its frame and contact
+    radius r: the slip the step would end with without friction, the effective mass of the
+    node against the pulley (``1/m_eff = 1/m + r^2/I``, the crank's speed an input: 1/I = 0),
+    and :func:`implicit_friction` give the friction force F. Its impulse ``dt F`` goes to the
+    node and, opposite, to the pulley at once, so the next contact on the same pulley sees its
+    new speed (a Gauss-Seidel sweep; the momentum exchanged balances exactly). F is added to
+    the pulley's hub force and belt torque, the contact's slip kept as the next step's warm
+    start.
+    """
+    pulleys = p.pulleys
+    crank = p.roles[0].crank
+    inv_m = 1.0 / p.belt[0].node_mass
+    for k in range(w.contact_count[0]):
+        i = w.contact_node[k]
+        j = w.contact_pulley[k]
+        tx = -w.contact_frame[k, 1]
+        ty = w.contact_frame[k, 0]
+        r = w.contact_frame[k, 2]
+        inv_inertia = 0.0 if j == crank else 1.0 / pulleys[j].inertia
+        vt = s.u[i, 0] * tx + s.u[i, 1] * ty
+        free_slip = vt - (w.center_velocity[j, 0] * tx + w.center_velocity[j, 1] * ty) - s.omega[j] * r
+        mass = 1.0 / (inv_m + r * r * inv_inertia)
+        f, w.slip[i, j] = implicit_friction(p.friction[0], pulleys[j].effective_mu, w.normal_force[i, j], free_slip,
+                                            vt, s.friction[i, j], w.friction_work, mass, dt, w.slip[i, j])
+        w.friction_force[i, j] = f
+        s.u[i, 0] += dt * f * tx * inv_m
+        s.u[i, 1] += dt * f * ty * inv_m
+        s.omega[j] -= dt * r * f * inv_inertia
+        w.hub_force[j, 0] -= f * tx
+        w.hub_force[j, 1] -= f * ty
+        w.belt_torque[j] -= r * f

@@ -27,8 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..layout import Belt, Contact
+from .drive import steady_load_torques
 from .geometry import BeltPath
 from .roots import brent_root
+from .tensioner import spring_torque
 
 SAMPLE_SPACING = 2.0e-5  # [m] resolution of the sampled cord path used for node placement
 
@@ -151,22 +155,82 @@ def wrap_tension(phi, theta, t_in, t_out, centrifugal, mu):
 
 @dataclass(frozen=True)
 class DriveGeometry:
-    """Layout quantities the initialization needs, in SI units."""
+    """The installed drive as the initialization sees it: the pulley circles, roles and the
+    tensioner arm from the kernels' records (:mod:`belt_fmu.model.parameters`), the belt's
+    per-length properties from the layout. It keeps no copy of its own: every quantity below
+    reads one of them."""
 
-    centers: np.ndarray  # (p, 2) installed centres [m]
-    radii: np.ndarray  # (p,) cord-line radii [m]
-    senses: np.ndarray  # (p,) +1 / -1
-    mu: np.ndarray  # (p,) effective friction coefficients
-    crank: int
-    tensioner: int  # -1 if none
-    pivot: np.ndarray  # (2,) [m]
-    arm_length: float
-    arm_installed: float  # [rad]
-    n_elements: int
-    axial_stiffness: float  # EA [N]
-    mass_per_length: float  # [kg/m]
-    contact_c1: float  # per unit length [N/m^3]
-    contact_c2: float  # [N/m^2]
+    pulleys: np.ndarray  # (p,) PULLEY records
+    roles: np.ndarray  # (1,) ROLES record
+    arm: np.ndarray  # (1,) TENSIONER record
+    belt: Belt  # the layout's [belt]
+    contact: Contact  # the layout's [contact]
+
+    @property
+    def centers(self) -> np.ndarray:
+        """(p, 2) installed pulley centres [m]."""
+        return np.column_stack([self.pulleys["x"], self.pulleys["y"]])
+
+    @property
+    def radii(self) -> np.ndarray:
+        """(p,) cord-line radii [m]."""
+        return self.pulleys["radius"]
+
+    @property
+    def senses(self) -> np.ndarray:
+        """(p,) wrap senses, +1 / -1."""
+        return self.pulleys["sense"]
+
+    @property
+    def mu(self) -> np.ndarray:
+        """(p,) effective friction coefficients."""
+        return self.pulleys["effective_mu"]
+
+    @property
+    def crank(self) -> int:
+        return int(self.roles[0]["crank"])
+
+    @property
+    def tensioner(self) -> int:
+        """Index of the tensioner pulley, -1 if none."""
+        return int(self.roles[0]["tensioner"])
+
+    @property
+    def pivot(self) -> np.ndarray:
+        return np.array([self.arm[0]["pivot_x"], self.arm[0]["pivot_y"]])
+
+    @property
+    def arm_length(self) -> float:
+        return float(self.arm[0]["arm_length"])
+
+    @property
+    def arm_installed(self) -> float:
+        """Installed arm angle [rad] (0 without a tensioner)."""
+        return float(self.arm[0]["installed_angle"])
+
+    @property
+    def n_elements(self) -> int:
+        return self.belt.n_elements
+
+    @property
+    def axial_stiffness(self) -> float:
+        """EA [N]."""
+        return self.belt.axial_stiffness_N
+
+    @property
+    def mass_per_length(self) -> float:
+        """m' [kg/m]."""
+        return self.belt.mass_per_length_kg_per_m
+
+    @property
+    def contact_c1(self) -> float:
+        """Quadratic contact stiffness per unit belt length [N/m^3]."""
+        return self.contact.stiffness_quadratic_N_per_m3
+
+    @property
+    def contact_c2(self) -> float:
+        """Linear contact stiffness per unit belt length [N/m^2]."""
+        return self.contact.stiffness_linear_N_per_m2
 
     def centers_at(self, arm_angle: float) -> np.ndarray:
         c = self.centers.copy()
@@ -223,13 +287,13 @@ def solve_rest_length(geom: DriveGeometry, pretension: float) -> float:
                                   f"{pretension:g} N ({exc}); use more elements or check the geometry") from None
 
 
-def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.ndarray, centrifugal: float,
-                        spring_torque=None, arm_bounds=None):
+def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.ndarray, centrifugal: float):
     """Tension level (and tensioner arm angle) of the steady running state.
 
     ``offsets``: span tensions relative to the crank's slack span [N]. Fixed centres: the
-    level closes the loop. With a tensioner, ``spring_torque(psi)`` [N m, CCW] sets the level
-    by the arm's torque balance and the arm angle closes the loop.
+    level closes the loop. With a tensioner, its spring torque (:func:`belt_fmu.model.
+    tensioner.spring_torque`) sets the level by the arm's torque balance and the arm angle,
+    between the stops, closes the loop.
     Returns (arm angle, span tensions, march).
     """
     ea = geom.axial_stiffness
@@ -244,22 +308,64 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
         span = offsets + level
         return geom.arm_installed, span, geom.closure(geom.arm_installed, span, centrifugal, rest_length)[1]
 
+    arm = geom.arm[0]
+
     def level_at(psi):
+        spring = spring_torque(arm, psi)
         # hub moment is affine in the level: M = M(0) + level * dM/dlevel
         m0 = geom.hub_moment(psi, offsets, centrifugal)
         m1 = geom.hub_moment(psi, offsets + 1.0, centrifugal)
         # the penetration makes it very slightly nonlinear; one correction step
-        level = -(spring_torque(psi) + m0) / (m1 - m0)
+        level = -(spring + m0) / (m1 - m0)
         m_l = geom.hub_moment(psi, offsets + level, centrifugal)
         m_l1 = geom.hub_moment(psi, offsets + level + 1.0, centrifugal)
-        return level - (spring_torque(psi) + m_l) / (m_l1 - m_l)
+        return level - (spring + m_l) / (m_l1 - m_l)
 
     def residual(psi):
         return geom.closure(psi, offsets + level_at(psi), centrifugal, rest_length)[0]
 
-    psi = _bracketed_root(residual, geom.arm_installed, arm_bounds)
+    psi = _bracketed_root(residual, geom.arm_installed, (arm["stop_min"], arm["stop_max"]))
     span = offsets + level_at(psi)
     return psi, span, geom.closure(psi, span, centrifugal, rest_length)[1]
+
+
+def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: float, water_pump_torque: float):
+    """Write the steady running state at constant inputs into the state views ``state``
+    (:class:`belt_fmu.model.state.StateViews`; friction states zero): steps 1-3 of the module
+    docstring. ``crank_speed`` [rad/s] in the crank's running direction, ``water_pump_torque``
+    [N m] against the pump's rotation. If the loads need tensions the belt cannot carry (it
+    will slip), the belt starts unloaded and the dynamics apply the loads."""
+    crank = geom.crank
+    rest_length = parameters.belt[0]["rest_length"]
+    # belt speed from the crank, running speeds by radius ratio (eq. 12.20)
+    belt_speed = abs(crank_speed) * geom.radii[crank]
+    speeds = belt_speed / geom.radii
+    centrifugal = geom.mass_per_length * belt_speed ** 2
+    path = BeltPath.from_circles(geom.centers, geom.radii, geom.senses)
+    loaded = span_tension_offsets(path, crank, steady_load_torques(parameters, speeds, water_pump_torque))
+    try:
+        psi, span, march = solve_running_state(geom, rest_length, loaded, centrifugal)
+    except InitializationError:
+        psi, span, march = solve_running_state(geom, rest_length, np.zeros_like(loaded), centrifugal)
+    path, sampler, nodes, index = march
+    ea = geom.axial_stiffness
+    for view in state:
+        view[...] = 0.0
+    tangent = sampler.tangent[index]
+    tension = sampler.tension[index]
+    state.q[:, 0:2] = nodes
+    state.q[:, 2] = np.unwrap(np.arctan2(tangent[:, 1], tangent[:, 0]))
+    # mass flow: v / (1 + eps) is the same everywhere; the belt adheres at a wrap's entry
+    flux = abs(crank_speed) * path.radii[crank] / (1.0 + span[crank - 1] / ea)
+    speed = flux * (1.0 + tension / ea)
+    state.u[:, 0:2] = speed[:, None] * tangent
+    on = sampler.pulley[index]
+    wrapped = on >= 0
+    state.u[wrapped, 2] = geom.senses[on[wrapped]] * speed[wrapped] / path.radii[on[wrapped]]
+    for j in range(len(geom.radii)):
+        state.omega[j] = geom.senses[j] * flux * (1.0 + span[j - 1] / ea) / path.radii[j]
+    state.omega[crank] = parameters.roles[0]["crank_sense"] * crank_speed
+    state.arm[0] = psi
 
 
 def _bracketed_root(func, start, bounds):

@@ -99,44 +99,44 @@ def _span_end_points(cx_a, cy_a, rho_a, s_a, cx_b, cy_b, rho_b, s_b):
 
 
 @njit(cache=True)
-def evaluate_outputs(s, a, out):
+def evaluate_outputs(parameters, s, w, out):
     """All outputs of :func:`output_specs`, in that order, into ``out`` (SI units).
 
-    Reads the state views ``s`` and the diagnostics of the last step in ``a``.
+    Reads the state views ``s`` and the diagnostics of the last step in ``w``.
     """
-    drive = a.drive[0]
-    pulleys = a.pulleys
+    roles = parameters.roles[0]
+    pulleys = parameters.pulleys
     p = pulleys.shape[0]
     n = s.q.shape[0]
-    crank = drive.crank
-    update_pulley_centers(drive, pulleys, s.arm, a.centers, a.center_velocity)
-    t = drive.tensioner
+    crank = roles.crank
+    update_pulley_centers(parameters, s, w)
+    t = roles.tensioner
     out[0] = s.arm[0] if t >= 0 else 0.0
-    out[1] = s.arm[0] - drive.arm_installed if t >= 0 else 0.0
-    h = drive.headline
-    out[2] = np.sqrt(a.hub_force[h, 0] ** 2 + a.hub_force[h, 1] ** 2)
-    out[3] = -pulleys[crank].sense * a.belt_torque[crank]
+    out[1] = s.arm[0] - parameters.tensioner[0].installed_angle if t >= 0 else 0.0
+    h = roles.headline
+    out[2] = np.sqrt(w.hub_force[h, 0] ** 2 + w.hub_force[h, 1] ** 2)
+    out[3] = -pulleys[crank].sense * w.belt_torque[crank]
     speed = 0.0
     for i in range(n):
-        speed += s.u[i, 0] * a.element_direction[i, 0] + s.u[i, 1] * a.element_direction[i, 1]
+        speed += s.u[i, 0] * w.element_direction[i, 0] + s.u[i, 1] * w.element_direction[i, 1]
     out[4] = speed / n
-    l0 = drive.rest_length
+    l0 = parameters.belt[0].rest_length
     reference = pulleys[crank].sense * s.omega[crank] * effective_radius(pulleys[crank].radius, l0)
     k = 5
     for j in range(p):
         running = pulleys[j].sense * s.omega[j]
         out[k] = running
         out[k + 1] = 1.0 - running * effective_radius(pulleys[j].radius, l0) / reference if reference != 0.0 else 0.0
-        out[k + 2] = a.hub_force[j, 0]
-        out[k + 3] = a.hub_force[j, 1]
-        out[k + 4] = np.sqrt(a.hub_force[j, 0] ** 2 + a.hub_force[j, 1] ** 2)
+        out[k + 2] = w.hub_force[j, 0]
+        out[k + 3] = w.hub_force[j, 1]
+        out[k + 4] = np.sqrt(w.hub_force[j, 0] ** 2 + w.hub_force[j, 1] ** 2)
         k += 5
     # span tensions: mean axial force of the elements in the middle half of each span
     for j in range(p):
         b = j + 1 if j + 1 < p else 0
-        x0, y0, x1, y1 = _span_end_points(a.centers[j, 0], a.centers[j, 1], pulleys[j].radius, pulleys[j].sense,
-                                          a.centers[b, 0], a.centers[b, 1], pulleys[b].radius, pulleys[b].sense)
-        out[k] = span_tension(s.q, a.axial_force, x0, y0, x1, y1, a.span_members)[0]
+        x0, y0, x1, y1 = _span_end_points(w.centers[j, 0], w.centers[j, 1], pulleys[j].radius, pulleys[j].sense,
+                                          w.centers[b, 0], w.centers[b, 1], pulleys[b].radius, pulleys[b].sense)
+        out[k] = span_tension(s.q, w.axial_force, x0, y0, x1, y1, w.span_members)[0]
         k += 1
 
 
