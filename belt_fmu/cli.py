@@ -508,7 +508,7 @@ def _sweep_command(args) -> int:
           + (f"; {result.skipped} already in {args.out}" if result.skipped else "")
           + (f"; {len(result.failures)} failed" if result.failures else ""))
     print()
-    print(_sweep_summary(result.table))
+    print(_sweep_summary(result.table, layout))
     unsettled = [row for row in result.table.rows if row["status"] == "ok" and row.get("tensioner_cycle_change [1]")
                  and float(row["irregularity_amplitude [rpm]"]) > 0.0
                  and float(row["tensioner_cycle_change [1]"]) > SETTLED_CYCLE_CHANGE]
@@ -530,12 +530,14 @@ def _sweep_command(args) -> int:
     return 0 if ok else EXIT_OUTPUT
 
 
-def _sweep_summary(table) -> str:
+def _sweep_summary(table, layout) -> str:
     """Per study variant and speed: tensioner amplitude, bearing force min/max, crank torque
     max, the largest mean slip and the periodicity check."""
-    pulleys = [c[len("slip_"):-len("_mean [1]")] for c in table.columns
-               if c.startswith("slip_") and c.endswith("_mean [1]")]
-    has_tensioner = "tensioner_amplitude_deg [deg]" in table.columns
+    from .model.outputs import pulley_output_name, statistic_name
+
+    slips = {p.name: statistic_name(pulley_output_name("slip", p.name), "mean") for p in layout.pulleys
+             if p.role != "crankshaft"}
+    has_tensioner = layout.tensioner is not None
     blocks = []
     for label, rows in table.cases():
         lines = []
@@ -543,15 +545,20 @@ def _sweep_summary(table) -> str:
             if row["status"] != "ok":
                 lines.append([f"{float(row['rpm']):g}", *["-"] * (6 if has_tensioner else 4), "failed"])
                 continue
-            slip = max(pulleys, key=lambda p: abs(float(row[f"slip_{p}_mean [1]"])))
+
+            def metric(name):
+                return float(table.metric([row], name)[0])
+
+            slip = max(slips, key=lambda p: abs(metric(slips[p])))
             cells = [f"{float(row['rpm']):g}"]
             if has_tensioner:
-                cells.append(f"{float(row['tensioner_amplitude_deg [deg]']):.3g}")
-            cells += [f"{float(row['bearing_force_min [N]']):.4g}", f"{float(row['bearing_force_max [N]']):.4g}",
-                      f"{float(row['crank_torque_max [N.m]']):.4g}",
-                      f"{100 * float(row[f'slip_{slip}_mean [1]']):.3g} ({slip})"]
+                cells.append(f"{metric('tensioner_amplitude_deg'):.3g}")
+            cells += [f"{metric(statistic_name('bearing_force', 'min')):.4g}",
+                      f"{metric(statistic_name('bearing_force', 'max')):.4g}",
+                      f"{metric(statistic_name('crank_torque', 'max')):.4g}",
+                      f"{100 * metric(slips[slip]):.3g} ({slip})"]
             if has_tensioner:
-                cells.append(f"{100 * float(row['tensioner_cycle_change [1]']):.2g}")
+                cells.append(f"{100 * metric('tensioner_cycle_change'):.2g}")
             lines.append(cells + ["ok"])
         header = ["rpm", *(["tensioner amplitude [deg]"] if has_tensioner else []), "bearing force min [N]",
                   "max [N]", "crank torque max [N.m]", "largest mean slip [%]",
@@ -593,12 +600,14 @@ def _summary(results, layout) -> str:
     """Mean, min and max of the main outputs over the last half of the run."""
     t = results["time"]
     last = t >= 0.5 * t[-1]
+    from .model.outputs import pulley_output_name, span_output_name, spans
+
     names = [p.name for p in layout.pulleys]
     columns = ["bearing_force", "crank_torque", "belt_speed"]
     if layout.tensioner is not None:
         columns = ["tensioner_angle", "tensioner_angle_rel", *columns]
-    columns += [f"span_tension_{a}_{b}" for a, b in zip(names, [*names[1:], names[0]])]
-    columns += [f"{kind}_{name}" for name in names for kind in ("speed", "slip")]
+    columns += [span_output_name("span_tension", a, b) for a, b in spans(names)]
+    columns += [pulley_output_name(key, name) for name in names for key in ("speed", "slip")]
     rows = []
     for column in columns:
         values = results[column][last]

@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 
 from .files import atomic_write  # noqa: E402
 from .model.geometry import BeltPath  # noqa: E402
+from .model.outputs import pulley_output_name, span_output_name, spans, statistic_name  # noqa: E402
 
 #: figure formats :func:`save_figure` writes, by file suffix
 FORMATS = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
@@ -101,7 +102,6 @@ def plot_results(results, layout):
     :class:`~belt_fmu.simulate.Results` of a drive built from ``layout``."""
     t = results["time"]
     pulley_names = [p.name for p in layout.pulleys]
-    spans = list(zip(pulley_names, [*pulley_names[1:], pulley_names[0]]))
     fig, axes = plt.subplots(4, 1, figsize=(9.0, 11.0), sharex=True)
     ax = axes[0]
     ax.plot(t, np.degrees(results["tensioner_angle_rel"]), color="k")
@@ -109,9 +109,10 @@ def plot_results(results, layout):
     if layout.tensioner is None:
         ax.text(0.5, 0.5, "no tensioner", transform=ax.transAxes, ha="center", va="center")
     panels = [
-        (axes[1], [(name, f"hub_force_{name}") for name in pulley_names], "hub force |F| [N]"),
-        (axes[2], [(f"{a} -> {b}", f"span_tension_{a}_{b}") for a, b in spans], "span tension [N]"),
-        (axes[3], [(name, f"speed_{name}") for name in pulley_names], "pulley speed [rad/s]"),
+        (axes[1], [(name, pulley_output_name("hub_force", name)) for name in pulley_names], "hub force |F| [N]"),
+        (axes[2], [(f"{a} -> {b}", span_output_name("span_tension", a, b)) for a, b in spans(pulley_names)],
+         "span tension [N]"),
+        (axes[3], [(name, pulley_output_name("speed", name)) for name in pulley_names], "pulley speed [rad/s]"),
     ]
     for ax, lines, label in panels:
         for name, column in lines:
@@ -141,15 +142,22 @@ def plot_sweep(table, layout):
     Failed runs are marked with red crosses."""
     cases = table.cases()
     names = [p.name for p in layout.pulleys]
-    spans = [(f"{a}_{b}", f"{a} -> {b}") for a, b in zip(names, [*names[1:], names[0]])]
+    free_spans = [(span_output_name("span_tension", a, b), f"{a} -> {b}") for a, b in spans(names)]
     pulleys = [p.name for p in layout.pulleys if p.role != "crankshaft"]
+
+    def tension(rows, span, statistic):
+        return table.metric(rows, statistic_name(span, statistic))
+
+    def slip(rows, pulley):
+        return 100.0 * table.metric(rows, statistic_name(pulley_output_name("slip", pulley), "mean"))
+
     fig, axes = plt.subplots(4, 1, figsize=(9.0, 11.0), sharex=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     ok = [row for row in table.rows if row["status"] == "ok"]
     if len(cases) > 1 and ok:
-        tight = max(spans, key=lambda s: table.number(ok, f"span_tension_{s[0]}_max [N]").max())
-        slack = min(spans, key=lambda s: table.number(ok, f"span_tension_{s[0]}_min [N]").min())
-        slipping = max(pulleys, key=lambda p: np.abs(table.number(ok, f"slip_{p}_mean [1]")).max())
+        tight = max(free_spans, key=lambda s: tension(ok, s[0], "max").max())
+        slack = min(free_spans, key=lambda s: tension(ok, s[0], "min").min())
+        slipping = max(pulleys, key=lambda p: np.abs(slip(ok, p)).max())
     failed = [row for row in table.rows if row["status"] != "ok"]
     if failed:
         axes[0].plot(table.number(failed, "rpm"), np.zeros(len(failed)), "x", color="red", markersize=9,
@@ -161,27 +169,22 @@ def plot_sweep(table, layout):
         color = colors[k % len(colors)]
         rpm = table.number(rows, "rpm")
         if layout.tensioner is not None:
-            axes[0].plot(rpm, table.number(rows, "tensioner_amplitude_deg [deg]"), "o-", color=color,
-                         label=label or None)
-        axes[1].plot(rpm, table.number(rows, "bearing_force_max [N]"), "o-", color=color,
+            axes[0].plot(rpm, table.metric(rows, "tensioner_amplitude_deg"), "o-", color=color, label=label or None)
+        axes[1].plot(rpm, table.metric(rows, statistic_name("bearing_force", "max")), "o-", color=color,
                      label=f"{label}: max" if label else "max")
-        axes[1].plot(rpm, table.number(rows, "bearing_force_min [N]"), "s--", color=color,
+        axes[1].plot(rpm, table.metric(rows, statistic_name("bearing_force", "min")), "s--", color=color,
                      label=f"{label}: min" if label else "min")
         if len(cases) == 1:
-            for j, (span, name) in enumerate(spans):
+            for j, (span, name) in enumerate(free_spans):
                 c = colors[j % len(colors)]
-                axes[2].plot(rpm, table.number(rows, f"span_tension_{span}_max [N]"), "-", color=c, label=name)
-                axes[2].plot(rpm, table.number(rows, f"span_tension_{span}_min [N]"), "--", color=c)
+                axes[2].plot(rpm, tension(rows, span, "max"), "-", color=c, label=name)
+                axes[2].plot(rpm, tension(rows, span, "min"), "--", color=c)
             for j, pulley in enumerate(pulleys):
-                axes[3].plot(rpm, 100.0 * table.number(rows, f"slip_{pulley}_mean [1]"), "o-",
-                             color=colors[j % len(colors)], label=pulley)
+                axes[3].plot(rpm, slip(rows, pulley), "o-", color=colors[j % len(colors)], label=pulley)
         else:
-            axes[2].plot(rpm, table.number(rows, f"span_tension_{tight[0]}_max [N]"), "o-", color=color,
-                         label=f"{label}: max, {tight[1]}")
-            axes[2].plot(rpm, table.number(rows, f"span_tension_{slack[0]}_min [N]"), "s--", color=color,
-                         label=f"{label}: min, {slack[1]}")
-            axes[3].plot(rpm, 100.0 * table.number(rows, f"slip_{slipping}_mean [1]"), "o-", color=color,
-                         label=f"{label}: {slipping}")
+            axes[2].plot(rpm, tension(rows, tight[0], "max"), "o-", color=color, label=f"{label}: max, {tight[1]}")
+            axes[2].plot(rpm, tension(rows, slack[0], "min"), "s--", color=color, label=f"{label}: min, {slack[1]}")
+            axes[3].plot(rpm, slip(rows, slipping), "o-", color=color, label=f"{label}: {slipping}")
     labels = [
         "tensioner amplitude\n(half peak-to-peak) [deg]",
         "bearing force [N]\n(max solid, min dashed)",

@@ -15,6 +15,7 @@ import numpy as np
 from scipy.signal import butter, sosfiltfilt
 
 from .model.geometry import BeltPath, cord_radius
+from .model.outputs import output_specs, statistic_name
 
 
 def polygon_frequency(radius_m: float, speed_rad_per_s: float, n_elements: int, belt_length_m: float) -> float:
@@ -74,19 +75,31 @@ def drive_polygon_frequency(layout, crank_speed_rad_per_s: float) -> float:
                              BeltPath.from_layout(layout).length)
 
 
-def _spans(layout) -> list[tuple[str, str]]:
-    """The free spans as (from, to) pulley names, in belt travel order."""
+#: the statistics a sweep reports of an output (the registry's ``Output.statistics``): how a
+#: metric's description starts, and how it is computed from the filtered signal
+STATISTICS = {"min": ("smallest", np.min), "max": ("largest", np.max), "mean": ("mean", np.mean)}
+
+
+def _statistics(layout) -> list[tuple[Metric, str, str]]:
+    """(metric, output name, statistic) of every output statistic a sweep reports, from the
+    output registry (:mod:`belt_fmu.model.outputs`): the drive outputs', the spans' and the
+    driven pulleys' (the crankshaft's speed is the input and its slip the reference)."""
     names = [p.name for p in layout.pulleys]
-    return list(zip(names, [*names[1:], names[0]]))
-
-
-def _driven(layout) -> list[str]:
-    return [p.name for p in layout.pulleys if p.role != "crankshaft"]
+    specs = output_specs(names, layout.headline_pulley_name)
+    driven = {p.name for p in layout.pulleys if p.role != "crankshaft"}
+    # drive outputs, then spans, then pulleys: the table's column order
+    order = [spec for spec in specs if spec.pulley is None and spec.span is None]
+    order += [spec for spec in specs if spec.span is not None]
+    order += [spec for spec in specs if spec.pulley in driven]
+    return [(Metric(statistic_name(spec.name, stat), spec.unit, f"{STATISTICS[stat][0]} {spec.description}"),
+             spec.name, stat)
+            for spec in order for stat in spec.output.statistics]
 
 
 def cycle_metric_specs(layout) -> list[Metric]:
-    """The metrics :func:`cycle_metrics` reports for a drive of this layout, in table order.
-    The tensioner metrics are left out for a drive without a tensioner."""
+    """The metrics :func:`cycle_metrics` reports for a drive of this layout, in table order:
+    the polygon frequency and filter cutoff, the tensioner's (left out without a tensioner),
+    then the statistics the output registry asks for."""
     specs = [
         Metric("polygon_frequency", "Hz", "polygon-effect frequency R w n / l at the mean crank speed "
                                           "(seed 000 eq. 4.14)"),
@@ -103,24 +116,7 @@ def cycle_metric_specs(layout) -> list[Metric]:
                                                   "the next over the last cycle, relative to its peak-to-peak "
                                                   "(small: the run reached a periodic state)"),
         ]
-    specs += [
-        Metric("bearing_force_max", "N", f"largest hub-load magnitude of the headline pulley "
-                                         f"'{layout.headline_pulley_name}'"),
-        Metric("bearing_force_min", "N", "smallest hub-load magnitude of the headline pulley"),
-        Metric("bearing_force_mean", "N", "mean hub-load magnitude of the headline pulley"),
-        Metric("crank_torque_mean", "N.m", "mean torque the drive loads the crankshaft with"),
-        Metric("crank_torque_min", "N.m", "smallest crankshaft torque (negative: the belt drives the crank)"),
-        Metric("crank_torque_max", "N.m", "largest crankshaft torque"),
-    ]
-    for a, b in _spans(layout):
-        specs += [Metric(f"span_tension_{a}_{b}_{kind}", "N", f"{kind}imum belt tension in the free span {a} -> {b}")
-                  for kind in ("min", "max")]
-    for name in _driven(layout):
-        specs += [
-            Metric(f"slip_{name}_mean", "1", f"mean slip of pulley '{name}', 1 - w r / (w_crank r_crank)"),
-            Metric(f"slip_{name}_max", "1", f"largest slip of pulley '{name}'"),
-        ]
-    return specs
+    return specs + [metric for metric, _, _ in _statistics(layout)]
 
 
 def cycle_metrics(results, layout, crank_speed_rad_per_s: float, start: int, cycle_samples: int,
@@ -159,16 +155,9 @@ def cycle_metrics(results, layout, crank_speed_rad_per_s: float, start: int, cyc
         metrics.update(tensioner_amplitude=amplitude, tensioner_amplitude_deg=math.degrees(amplitude),
                        tensioner_angle_rel_mean=float(filtered("tensioner_angle_rel")[start:stop].mean()),
                        tensioner_cycle_change=float(change.max() / (2.0 * amplitude)) if amplitude > 0.0 else 0.0)
-    force, torque = filtered("bearing_force")[start:stop], filtered("crank_torque")[start:stop]
-    metrics.update(bearing_force_max=float(force.max()), bearing_force_min=float(force.min()),
-                   bearing_force_mean=float(force.mean()), crank_torque_mean=float(torque.mean()),
-                   crank_torque_min=float(torque.min()), crank_torque_max=float(torque.max()))
-    for a, b in _spans(layout):
-        tension = filtered(f"span_tension_{a}_{b}")[start:stop]
-        metrics[f"span_tension_{a}_{b}_min"] = float(tension.min())
-        metrics[f"span_tension_{a}_{b}_max"] = float(tension.max())
-    for name in _driven(layout):
-        slip = filtered(f"slip_{name}")[start:stop]
-        metrics[f"slip_{name}_mean"] = float(slip.mean())
-        metrics[f"slip_{name}_max"] = float(slip.max())
+    signals = {}
+    for metric, output, statistic in _statistics(layout):
+        if output not in signals:
+            signals[output] = filtered(output)[start:stop]
+        metrics[metric.name] = float(STATISTICS[statistic][1](signals[output]))
     return metrics

@@ -21,7 +21,9 @@ from .model.system import BeltDrive
 from .units import RPM
 
 Signal = Union[float, Callable[[float], float]]
-
+#: the inputs' columns of a results table: name, unit, description
+INPUT_COLUMNS = (("crank_speed_input", "rad/s", "crank speed input"),
+                 ("water_pump_torque_input", "N.m", "water-pump load torque input"))
 
 
 @dataclass
@@ -32,6 +34,24 @@ class Results:
     units: dict
     descriptions: dict = field(default_factory=dict)
     wall_time: float = 0.0  # [s] spent integrating (reset excluded)
+
+    @classmethod
+    def from_samples(cls, times, inputs, specs, values, wall_time: float = 0.0,
+                     time_description: str = "simulation time") -> "Results":
+        """The table of a run: ``time`` [s] (``times``, (m,)), the inputs it was driven with
+        (``inputs``, (m, 2): crank speed [rad/s], water-pump torque [N m]) and one column per
+        output of ``specs`` (objects with ``name``, ``unit``, ``description``, as
+        :func:`belt_fmu.model.outputs.output_specs` gives) from ``values`` (m, len(specs))."""
+        inputs = np.asarray(inputs)
+        values = np.asarray(values)
+        columns = {"time": np.asarray(times)}
+        units = {"time": "s"}
+        descriptions = {"time": time_description}
+        for k, (name, unit, description) in enumerate(INPUT_COLUMNS):
+            columns[name], units[name], descriptions[name] = inputs[:, k], unit, description
+        for i, spec in enumerate(specs):
+            columns[spec.name], units[spec.name], descriptions[spec.name] = values[:, i], spec.unit, spec.description
+        return cls(columns, units, descriptions, wall_time)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.columns[name]
@@ -109,15 +129,6 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
             wall += time.perf_counter() - start
             if progress is not None:
                 progress(t)
-        out = drive.outputs()
-        table[k] = [out[s.name] for s in specs]
+        table[k] = drive.output_values  # in the order of drive.specs
         inputs[k] = (crank(t), torque(t))
-    columns = {"time": times, "crank_speed_input": inputs[:, 0], "water_pump_torque_input": inputs[:, 1]}
-    units = {"time": "s", "crank_speed_input": "rad/s", "water_pump_torque_input": "N.m"}
-    descriptions = {"time": "simulation time", "crank_speed_input": "crank speed input",
-                    "water_pump_torque_input": "water-pump load torque input"}
-    for i, s in enumerate(specs):
-        columns[s.name] = table[:, i]
-        units[s.name] = s.unit
-        descriptions[s.name] = s.description
-    return Results(columns, units, descriptions, wall)
+    return Results.from_samples(times, inputs, specs, table, wall)

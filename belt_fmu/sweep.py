@@ -508,6 +508,13 @@ class SweepTable:
         """Column ``column`` of ``rows`` as floats (NaN where empty)."""
         return np.array([float(row[column]) if row[column] else math.nan for row in rows])
 
+    def metric(self, rows: list[dict[str, str]], name: str) -> np.ndarray:
+        """The metric ``name`` (its column ``name [unit]``) of ``rows`` as floats."""
+        column = next((c for c in self.columns if c.rpartition(" [")[0] == name), None)
+        if column is None:
+            raise KeyError(f"no metric {name!r} in the table")
+        return self.number(rows, column)
+
     def cases(self) -> list[tuple[str, list[dict[str, str]]]]:
         """The rows grouped by study variant, each group sorted by speed, with its label:
         "name=value, ..." of the parameters other than rpm that differ between rows ("" if

@@ -1,7 +1,14 @@
 """Engineering outputs of a drive state: span tensions, hub forces, speeds, slip.
 
-Every output has a name, a unit and a description (:func:`output_specs`): the results
-table, the CLI and the FMU all take their variables from here.
+The output registry, :data:`DRIVE_OUTPUTS`, :data:`PULLEY_OUTPUTS` and :data:`SPAN_OUTPUTS`,
+is the one place an output is declared: its name (or the prefix of a pulley's or a span's),
+its unit, its description and the statistics a sweep reports of it. Generated from it:
+the outputs of a drive in order (:func:`output_specs`: the results table, the CLI, the FMU's
+variables and units), the positions the compiled :func:`evaluate_outputs` writes each one to
+(the constants below), and the sweep's metric names
+(:func:`belt_fmu.postprocess.cycle_metric_specs`). The output vector holds the drive
+outputs, then each pulley's block in travel order, then each span's block; span j runs from
+pulley j to pulley j + 1 (cyclic).
 
 Sign conventions (README): speeds are positive in each pulley's running direction;
 ``crank_torque`` is the torque the belt drive loads the crankshaft with, positive against
@@ -21,41 +28,126 @@ from .geometry import BeltPath
 
 
 @dataclass(frozen=True)
+class Output:
+    """One kind of output. ``description`` may name ``{headline}`` (the headline pulley),
+    ``{pulley}`` (a pulley's output) or ``{a}`` and ``{b}`` (a span's ends). ``statistics``:
+    what a sweep reports of it over the evaluated engine cycles ("min", "max", "mean")."""
+
+    key: str
+    unit: str
+    description: str
+    statistics: tuple[str, ...] = ()
+
+
+#: one value per drive, named by its key
+DRIVE_OUTPUTS = (
+    Output("tensioner_angle", "rad", "tensioner arm angle: polar angle of the tensioner pulley centre about "
+                                     "the pivot, CCW"),
+    Output("tensioner_angle_rel", "rad", "tensioner arm angle relative to the installed position, CCW"),
+    Output("bearing_force", "N", "hub (bearing) load magnitude of the headline pulley '{headline}'",
+           ("max", "min", "mean")),
+    Output("crank_torque", "N.m", "torque the belt drive loads the crankshaft with, positive against its "
+                                  "rotation", ("mean", "min", "max")),
+    Output("belt_speed", "m/s", "mean belt (cord line) speed along its path"),
+)
+#: one value per pulley, named ``{key}_{pulley}``
+PULLEY_OUTPUTS = (
+    Output("speed", "rad/s", "speed of pulley '{pulley}', positive in its running direction"),
+    Output("slip", "1", "speed loss of pulley '{pulley}' relative to the crankshaft by the effective-radius "
+                        "ratio, 1 - w r / (w_crank r_crank)", ("mean", "max")),
+    Output("hub_force_x", "N", "x component of the belt's force on pulley '{pulley}'"),
+    Output("hub_force_y", "N", "y component of the belt's force on pulley '{pulley}'"),
+    Output("hub_force", "N", "magnitude of the belt's force on pulley '{pulley}'"),
+)
+#: one value per free span, named ``{key}_{a}_{b}`` for the span from pulley a to pulley b
+SPAN_OUTPUTS = (
+    Output("span_tension", "N", "belt tension in the free span {a} -> {b}", ("min", "max")),
+)
+
+
+def _position(outputs, key: str) -> int:
+    return [output.key for output in outputs].index(key)
+
+
+# Where evaluate_outputs writes each output, generated from the registry: the drive outputs
+# first, then a block of PULLEY_STRIDE per pulley, then a block of SPAN_STRIDE per span.
+TENSIONER_ANGLE = _position(DRIVE_OUTPUTS, "tensioner_angle")
+TENSIONER_ANGLE_REL = _position(DRIVE_OUTPUTS, "tensioner_angle_rel")
+BEARING_FORCE = _position(DRIVE_OUTPUTS, "bearing_force")
+CRANK_TORQUE = _position(DRIVE_OUTPUTS, "crank_torque")
+BELT_SPEED = _position(DRIVE_OUTPUTS, "belt_speed")
+PULLEY_BLOCK = len(DRIVE_OUTPUTS)
+PULLEY_STRIDE = len(PULLEY_OUTPUTS)
+SPEED = _position(PULLEY_OUTPUTS, "speed")
+SLIP = _position(PULLEY_OUTPUTS, "slip")
+HUB_FORCE_X = _position(PULLEY_OUTPUTS, "hub_force_x")
+HUB_FORCE_Y = _position(PULLEY_OUTPUTS, "hub_force_y")
+HUB_FORCE = _position(PULLEY_OUTPUTS, "hub_force")
+SPAN_STRIDE = len(SPAN_OUTPUTS)
+SPAN_TENSION = _position(SPAN_OUTPUTS, "span_tension")
+
+
+def spans(pulley_names) -> list[tuple[str, str]]:
+    """The free spans as (from, to) pulley names, in belt travel order."""
+    names = list(pulley_names)
+    return list(zip(names, [*names[1:], names[0]]))
+
+
+def pulley_output_name(key: str, pulley: str) -> str:
+    """Name of the output ``key`` (a :data:`PULLEY_OUTPUTS` key) of pulley ``pulley``."""
+    return f"{key}_{pulley}"
+
+
+def span_output_name(key: str, a: str, b: str) -> str:
+    """Name of the output ``key`` (a :data:`SPAN_OUTPUTS` key) of the span from ``a`` to ``b``."""
+    return f"{key}_{a}_{b}"
+
+
+def statistic_name(output_name: str, statistic: str) -> str:
+    """Name of the sweep metric ``statistic`` (one of ``Output.statistics``) of the output
+    ``output_name``: ``bearing_force_max``, ``slip_alternator1_mean``."""
+    return f"{output_name}_{statistic}"
+
+
+@dataclass(frozen=True)
 class OutputSpec:
+    """One output of a drive: its name, unit and description, the registry entry it comes
+    from, the pulley or span it belongs to (else None) and its position in the output vector
+    (``BeltDrive.output_values``)."""
+
     name: str
     unit: str
     description: str
-
-
-def span_names(pulley_names) -> list[str]:
-    p = len(pulley_names)
-    return [f"{pulley_names[j]}_{pulley_names[(j + 1) % p]}" for j in range(p)]
+    output: Output
+    pulley: str | None = None
+    span: tuple[str, str] | None = None
+    index: int = 0
 
 
 def output_specs(pulley_names, headline: str) -> list[OutputSpec]:
-    """All outputs of a drive with these pulleys, in table order."""
-    specs = [
-        OutputSpec("tensioner_angle", "rad", "tensioner arm angle: polar angle of the tensioner pulley "
-                                             "centre about the pivot, CCW"),
-        OutputSpec("tensioner_angle_rel", "rad", "tensioner arm angle relative to the installed position, CCW"),
-        OutputSpec("bearing_force", "N", f"hub (bearing) load magnitude of the headline pulley '{headline}'"),
-        OutputSpec("crank_torque", "N.m", "torque the belt drive loads the crankshaft with, positive "
-                                          "against its rotation"),
-        OutputSpec("belt_speed", "m/s", "mean belt (cord line) speed along its path"),
-    ]
+    """All outputs of a drive with these pulleys (in travel order) and headline pulley, in the
+    order of the output vector."""
+    specs = [(output, output.key, {}, None, None) for output in DRIVE_OUTPUTS]
     for name in pulley_names:
-        specs += [
-            OutputSpec(f"speed_{name}", "rad/s", f"speed of pulley '{name}', positive in its running direction"),
-            OutputSpec(f"slip_{name}", "1", f"speed loss of pulley '{name}' relative to the crankshaft by "
-                                            f"the effective-radius ratio, 1 - w r / (w_crank r_crank)"),
-            OutputSpec(f"hub_force_x_{name}", "N", f"x component of the belt's force on pulley '{name}'"),
-            OutputSpec(f"hub_force_y_{name}", "N", f"y component of the belt's force on pulley '{name}'"),
-            OutputSpec(f"hub_force_{name}", "N", f"magnitude of the belt's force on pulley '{name}'"),
-        ]
-    p = len(pulley_names)
-    for j, span in enumerate(span_names(pulley_names)):
-        a, b = pulley_names[j], pulley_names[(j + 1) % p]
-        specs.append(OutputSpec(f"span_tension_{span}", "N", f"belt tension in the free span {a} -> {b}"))
+        specs += [(output, pulley_output_name(output.key, name), {"pulley": name}, name, None)
+                  for output in PULLEY_OUTPUTS]
+    for a, b in spans(pulley_names):
+        specs += [(output, span_output_name(output.key, a, b), {"a": a, "b": b}, None, (a, b))
+                  for output in SPAN_OUTPUTS]
+    return [OutputSpec(name, output.unit, output.description.format(headline=headline, **fields), output, pulley,
+                       span, index)
+            for index, (output, name, fields, pulley, span) in enumerate(specs)]
+
+
+def fmu_output_specs(pulley_names, headline: str, water_pump: str | None) -> list[OutputSpec]:
+    """The FMU's output variables: every output of :func:`output_specs` and, for a drive with
+    a water pump, ``water_pump_speed`` (the pump pulley's speed under the name a system model
+    connects it by), each with its position in the output vector."""
+    specs = output_specs(pulley_names, headline)
+    if water_pump is not None:
+        speed = next(spec for spec in specs if spec.name == pulley_output_name("speed", water_pump))
+        specs.append(OutputSpec("water_pump_speed", speed.unit, "water-pump speed in its running direction",
+                                speed.output, water_pump, None, speed.index))
     return specs
 
 
@@ -65,14 +157,13 @@ def span_elements(q: np.ndarray, path: BeltPath) -> list[np.ndarray]:
     j+1 on ``path`` (built for the current pulley centres)."""
     p = path.n_pulleys
     members = np.empty(q.shape[0], dtype=np.int64)
-    spans = []
+    senses = path.senses.astype(float)
+    elements = []
     for j in range(p):
-        b = (j + 1) % p
-        ends = _span_end_points(path.centers[j, 0], path.centers[j, 1], path.radii[j], float(path.senses[j]),
-                                path.centers[b, 0], path.centers[b, 1], path.radii[b], float(path.senses[b]))
+        ends = span_end_points(path.centers, path.radii, senses, j, (j + 1) % p)
         _, count = span_tension(q, np.zeros(q.shape[0]), *ends, members)
-        spans.append(members[:count].copy())
-    return spans
+        elements.append(members[:count].copy())
+    return elements
 
 
 @njit(cache=True)
@@ -85,22 +176,28 @@ def effective_radius(radius, chord):
 
 
 @njit(cache=True)
-def _span_end_points(cx_a, cy_a, rho_a, s_a, cx_b, cy_b, rho_b, s_b):
-    """Departure point on pulley a and arrival point on pulley b of the span a -> b
-    (the one formula of :mod:`belt_fmu.model.geometry`)."""
-    dx = cx_b - cx_a
-    dy = cy_b - cy_a
+def span_end_points(centers, radii, senses, a, b):
+    """Departure point (x0, y0) on pulley a and arrival point (x1, y1) on pulley b [m] of the
+    span a -> b, for cord circles ``centers``, ``radii`` and wrap ``senses`` (the one formula
+    of :mod:`belt_fmu.model.geometry`)."""
+    dx = centers[b, 0] - centers[a, 0]
+    dy = centers[b, 1] - centers[a, 1]
     dist = np.sqrt(dx * dx + dy * dy)
+    s_a = senses[a]
+    s_b = senses[b]
+    rho_a = radii[a]
+    rho_b = radii[b]
     k = rho_a - s_a * s_b * rho_b
     alpha = np.arctan2(dy, dx) - s_a * np.arccos(min(max(k / dist, -1.0), 1.0))
     ca, sa = np.cos(alpha), np.sin(alpha)
     flip = 1.0 if s_a == s_b else -1.0
-    return (cx_a + rho_a * ca, cy_a + rho_a * sa, cx_b + flip * rho_b * ca, cy_b + flip * rho_b * sa)
+    return (centers[a, 0] + rho_a * ca, centers[a, 1] + rho_a * sa,
+            centers[b, 0] + flip * rho_b * ca, centers[b, 1] + flip * rho_b * sa)
 
 
 @njit(cache=True)
 def evaluate_outputs(parameters, s, w, out):
-    """All outputs of :func:`output_specs`, in that order, into ``out`` (SI units).
+    """All outputs of :func:`output_specs`, at their positions, into ``out`` (SI units).
 
     Reads the state views ``s`` and the diagnostics of the last step in ``w``.
     """
@@ -111,40 +208,53 @@ def evaluate_outputs(parameters, s, w, out):
     crank = roles.crank
     update_pulley_centers(parameters, s, w)
     t = roles.tensioner
-    out[0] = s.arm[0] if t >= 0 else 0.0
-    out[1] = s.arm[0] - parameters.tensioner[0].installed_angle if t >= 0 else 0.0
+    out[TENSIONER_ANGLE] = s.arm[0] if t >= 0 else 0.0
+    out[TENSIONER_ANGLE_REL] = s.arm[0] - parameters.tensioner[0].installed_angle if t >= 0 else 0.0
     h = roles.headline
-    out[2] = np.sqrt(w.hub_force[h, 0] ** 2 + w.hub_force[h, 1] ** 2)
-    out[3] = -pulleys[crank].sense * w.belt_torque[crank]
+    out[BEARING_FORCE] = np.sqrt(w.hub_force[h, 0] ** 2 + w.hub_force[h, 1] ** 2)
+    out[CRANK_TORQUE] = -pulleys[crank].sense * w.belt_torque[crank]
     speed = 0.0
     for i in range(n):
         speed += s.u[i, 0] * w.element_direction[i, 0] + s.u[i, 1] * w.element_direction[i, 1]
-    out[4] = speed / n
+    out[BELT_SPEED] = speed / n
     l0 = parameters.belt[0].rest_length
     reference = pulleys[crank].sense * s.omega[crank] * effective_radius(pulleys[crank].radius, l0)
-    k = 5
     for j in range(p):
+        k = PULLEY_BLOCK + j * PULLEY_STRIDE
         running = pulleys[j].sense * s.omega[j]
-        out[k] = running
-        out[k + 1] = 1.0 - running * effective_radius(pulleys[j].radius, l0) / reference if reference != 0.0 else 0.0
-        out[k + 2] = w.hub_force[j, 0]
-        out[k + 3] = w.hub_force[j, 1]
-        out[k + 4] = np.sqrt(w.hub_force[j, 0] ** 2 + w.hub_force[j, 1] ** 2)
-        k += 5
-    # span tensions: mean axial force of the elements in the middle half of each span
+        out[k + SPEED] = running
+        out[k + SLIP] = 1.0 - running * effective_radius(pulleys[j].radius, l0) / reference if reference != 0.0 else 0.0
+        out[k + HUB_FORCE_X] = w.hub_force[j, 0]
+        out[k + HUB_FORCE_Y] = w.hub_force[j, 1]
+        out[k + HUB_FORCE] = np.sqrt(w.hub_force[j, 0] ** 2 + w.hub_force[j, 1] ** 2)
+    # span tensions: mean axial force of the elements in the middle of each span
+    radii, senses = pulleys.radius, pulleys.sense
     for j in range(p):
         b = j + 1 if j + 1 < p else 0
-        x0, y0, x1, y1 = _span_end_points(w.centers[j, 0], w.centers[j, 1], pulleys[j].radius, pulleys[j].sense,
-                                          w.centers[b, 0], w.centers[b, 1], pulleys[b].radius, pulleys[b].sense)
-        out[k] = span_tension(s.q, w.axial_force, x0, y0, x1, y1, w.span_members)[0]
-        k += 1
+        x0, y0, x1, y1 = span_end_points(w.centers, radii, senses, j, b)
+        k = PULLEY_BLOCK + p * PULLEY_STRIDE + j * SPAN_STRIDE
+        out[k + SPAN_TENSION] = span_tension(s.q, w.axial_force, x0, y0, x1, y1, w.span_members)[0]
+
+
+#: a span's tension is the mean axial force of the elements whose midpoints lie in this part
+#: of its length (the middle half): away from the wraps, where the tension changes, and long
+#: enough to average over the polygon effect
+SPAN_WINDOW = (0.25, 0.75)
+#: ... and within SPAN_OFFSET_FRACTION of the span length plus SPAN_OFFSET_MIN [m] of the
+#: straight span line: a vibrating or sagging span keeps its own elements, elements of the
+#: other spans and of the wraps stay out, and a short span still finds some (a choice of
+#: this model, not a quantity from a source)
+SPAN_OFFSET_FRACTION = 0.05
+SPAN_OFFSET_MIN = 2e-3
 
 
 @njit(cache=True)
 def span_tension(q, axial_force, x0, y0, x1, y1, members):
     """Tension [N] of the free span from (x0, y0) to (x1, y1): the mean axial force of the
-    elements whose midpoints lie in its middle half (averaging there smooths the polygon
-    effect); a span too short to hold one there reports the element nearest its midpoint.
+    elements whose midpoints lie in its middle (:data:`SPAN_WINDOW`, within the offset
+    :data:`SPAN_OFFSET_FRACTION` x length + :data:`SPAN_OFFSET_MIN` of the span line;
+    averaging there smooths the polygon effect); a span too short to hold one there reports
+    the element nearest its midpoint.
     The elements used go to ``members[:count]``; returns (tension, count), NaN for a span
     without geometry (non-finite state)."""
     n = q.shape[0]
@@ -164,7 +274,7 @@ def span_tension(q, axial_force, x0, y0, x1, y1, members):
         my = 0.5 * (q[e, 1] + q[f, 1]) - y0
         along = (mx * dx + my * dy) / length2
         off = abs(mx * dy - my * dx) / length
-        if 0.25 < along < 0.75 and off < 0.05 * length + 2e-3:
+        if SPAN_WINDOW[0] < along < SPAN_WINDOW[1] and off < SPAN_OFFSET_FRACTION * length + SPAN_OFFSET_MIN:
             total += axial_force[e]
             members[count] = e
             count += 1
