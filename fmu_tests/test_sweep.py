@@ -15,7 +15,8 @@ from belt_fmu.cli import EXIT_MODEL, EXIT_USAGE, main
 from belt_fmu.postprocess import (FILTER_SETTLING_PERIODS, cycle_metric_specs, cycle_metrics, polygon_filter,
                                   polygon_frequency)
 from belt_fmu.simulation import Results
-from belt_fmu.sweep import RPM, RunSettings, SweepTable, parse_variation, plan, sweep
+from belt_fmu.sweep import RunSettings, SweepTable, parse_variation, plan, sweep
+from belt_fmu.units import RPM
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SHORT = ["--settle-cycles", "2", "--cycles", "1", "--no-progress"]

@@ -1,54 +1,27 @@
-"""Engine-speed sweeps and parameter studies of a drive, on the local cores or a Dask cluster.
+"""Planning a sweep: the run settings, the study's variations, and the runs they make.
 
-Seed 000's main result (section 5.2, Figs. 5.4-5.5) is the tensioner angular amplitude and
-the first idler's bearing force, max and min, over engine speed, 500-2300 rpm; calibrating a
-drive to measurements (its section 9) takes many such runs. A sweep is the cartesian product
-of study variants (:func:`parse_variation`: layout keys such as ``belt.pretension_N``, or
-run settings such as ``irregularity_rpm``) and crank speeds: :func:`plan` turns it into
-:class:`Run` s, :func:`sweep` runs them and keeps the results table.
-
-One run, :func:`run_point`, is a pure function of the run's layout and parameters (the model
-is deterministic), so every executor gives the same floats:
-
-- crank speed ``w(t) = w_m + dw sin(q w_m t)``: mean speed w_m and a speed irregularity of
-  engine order q and amplitude dw (REFERENCES.md section 8), see :class:`RunSettings`;
-- water-pump load ``T0 + k w_p^2`` at the pump's mean speed w_p, constant over the run;
-- the drive starts from its steady running state at w_m (``BeltDrive.reset``), runs
-  ``settle_cycles`` engine cycles (two crank revolutions each) to reach a periodic state,
-  then ``cycles`` evaluated cycles and a margin for the filter;
-- the metrics over the evaluated cycles, every signal low-pass filtered at half the polygon
-  frequency (seed 000 section 7): :func:`belt_fmu.postprocess.cycle_metrics`.
-
-The results table (CSV) has one row per run, keyed by the run's parameters and appended as
-the runs finish, so an interrupted sweep loses nothing done; started again with ``resume``
-it skips the runs already in the table. A failed run is a row with status "failed" and its
-error message; the others carry on.
+A sweep is the cartesian product of study variants (:func:`parse_variation`: layout keys such
+as ``belt.pretension_N``, or run settings such as ``irregularity_rpm``) and crank speeds:
+:func:`plan` turns it into the :class:`Run` s of a :class:`Plan`, checking every variant's
+layout and settings before anything runs.
 """
 from __future__ import annotations
 
-import contextlib
-import csv
 import dataclasses
 import difflib
 import hashlib
 import itertools
 import json
 import math
-import multiprocessing
-import os
-import sys
-import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from .files import atomic_write
-from .layout import TABLES, Layout, load_layout_data
-from .model.geometry import cord_radius
-from .units import RPM
+from ..layout import TABLES, Layout, load_layout_data
+from ..model.geometry import cord_radius
+from ..units import RPM
+from .table import cell
 
 #: crank revolutions per engine cycle (4-stroke)
 CYCLE_REVOLUTIONS = 2
@@ -57,14 +30,13 @@ CYCLE_REVOLUTIONS = 2
 SAMPLES_PER_POLYGON_PERIOD = 4
 #: how the irregularity amplitude changes with speed (:class:`RunSettings`)
 SCALINGS = ("constant", "inverse")
-OK, FAILED = "ok", "failed"
 
 
-def _postprocess():
+def postprocessing():
     """:mod:`belt_fmu.postprocess`, imported on first use: it loads scipy.signal (about 1 s),
     which the command line must not pay for on every command (its parser reads
     :class:`RunSettings`)."""
-    from . import postprocess
+    from .. import postprocess
 
     return postprocess
 
@@ -173,7 +145,7 @@ class Run:
     @property
     def polygon_frequency(self) -> float:
         """Polygon frequency [Hz] at the mean crank speed (seed 000 eq. 4.14)."""
-        return _postprocess().drive_polygon_frequency(self.layout, self.rpm * RPM)
+        return postprocessing().drive_polygon_frequency(self.layout, self.rpm * RPM)
 
     @property
     def cycle_samples(self) -> int:
@@ -189,7 +161,7 @@ class Run:
     @property
     def margin_samples(self) -> int:
         """Samples run beyond the evaluated cycles so the filter has settled at their end."""
-        return math.ceil(_postprocess().filter_settling_time(0.5 * self.polygon_frequency) / self.output_interval)
+        return math.ceil(postprocessing().filter_settling_time(0.5 * self.polygon_frequency) / self.output_interval)
 
     @property
     def irregularity_amplitude(self) -> float:
@@ -211,43 +183,6 @@ class Run:
         drive's reset settles another ``BeltDrive.reset`` 0.15 s at the mean speed first)."""
         s = self.settings
         return ((s.settle_cycles + s.cycles) * self.cycle_samples + self.margin_samples) * self.output_interval
-
-
-def run_point(run: Run) -> dict[str, float]:
-    """Simulate one run and return its metrics by name
-    (:func:`belt_fmu.postprocess.cycle_metric_specs` lists them with their units).
-
-    Outputs are sampled every :attr:`Run.output_interval` (the crank speed held over each
-    interval, as a co-simulation master holds an input over a step); the evaluated cycles
-    follow ``settle_cycles`` engine cycles and are followed by :attr:`Run.margin_samples`.
-    Raises what the model raises (DivergenceError, InitializationError, ValueError).
-    """
-    from .simulation import simulate
-
-    s = run.settings
-    samples = run.cycle_samples
-    start = s.settle_cycles * samples
-    crank = crank_speed_signal(run.rpm, run.irregularity_amplitude, s.order)
-    results = simulate(run.layout, crank_speed=crank, water_pump_torque=run.water_pump_torque,
-                       t_end=run.simulated_time, output_interval=run.output_interval)
-    return _postprocess().cycle_metrics(results, run.layout, run.rpm * RPM, start, samples, s.cycles)
-
-
-def _outcome(run: Run) -> dict:
-    """What a worker returns for a run: status, error message, wall time [s] and metrics.
-    Any exception is caught here, so a failed run is a result like any other."""
-    start = time.perf_counter()
-    try:
-        metrics = run_point(run)
-    except Exception as err:  # recorded with the run's parameters; the sweep carries on
-        message = f"{type(err).__name__}: {err}".replace("\n", " | ")
-        return {"status": FAILED, "error": message, "wall_time": time.perf_counter() - start}
-    return {"status": OK, "error": "", "wall_time": time.perf_counter() - start, **metrics}
-
-
-# ---------------------------------------------------------------------------------------------
-# Planning: variants x speeds
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -363,7 +298,7 @@ class Plan:
     @property
     def metrics(self):
         """The metrics of each run (:func:`belt_fmu.postprocess.cycle_metric_specs`)."""
-        return _postprocess().cycle_metric_specs(self.layout)
+        return postprocessing().cycle_metric_specs(self.layout)
 
     @property
     def key_columns(self) -> tuple[str, ...]:
@@ -383,7 +318,8 @@ class Plan:
         return tuple(row[c] for c in self.key_columns)
 
     def row(self, run: Run, outcome: dict) -> dict[str, str]:
-        """The table row of ``run`` with ``outcome`` (what :func:`_outcome` returns), as text."""
+        """The table row of ``run`` with ``outcome`` (what :func:`belt_fmu.sweep.executors.outcome`
+        returns), as text."""
         edits = dict(run.variant)
         row = {"rpm": run.rpm, **{path: edits[path] for path in self.edit_paths},
                **{name: getattr(run.settings, name) for name in SETTINGS},
@@ -393,12 +329,7 @@ class Plan:
                "status": outcome.get("status", ""), "error": outcome.get("error", ""),
                "wall_time [s]": outcome.get("wall_time", "")}
         row.update({f"{m.name} [{m.unit}]": outcome.get(m.name, "") for m in self.metrics})
-        return {column: _text(value) for column, value in row.items()}
-
-
-def _text(value) -> str:
-    """A table cell: floats in full precision (repr reads back exactly), others as str."""
-    return repr(float(value)) if isinstance(value, float) else str(value)
+        return {column: cell(value) for column, value in row.items()}
 
 
 def plan(layout: Layout, rpms, settings: RunSettings = RunSettings(), variations=()) -> Plan:
@@ -431,7 +362,7 @@ def plan(layout: Layout, rpms, settings: RunSettings = RunSettings(), variations
             hint = f"did you mean {close[0]!r}? " if close else ""
             raise ValueError(f"{name}: unknown run setting; {hint}settings: {', '.join(SETTINGS)}; "
                              "a layout key is TABLE.KEY")
-    specs = _postprocess().cycle_metric_specs(layout)
+    specs = postprocessing().cycle_metric_specs(layout)
     runs = []
     for values in itertools.product(*(v.values for v in variations)):
         variant = tuple((name, _coerce(value, targets[name])) for name, value in zip(names, values))
@@ -440,7 +371,7 @@ def plan(layout: Layout, rpms, settings: RunSettings = RunSettings(), variations
         if variant_settings.problems():
             raise ValueError(f"variant {label}: " + "; ".join(variant_settings.problems()))
         variant_layout = _edited(layout, [(n, v) for n, v in variant if "." in n])
-        if _postprocess().cycle_metric_specs(variant_layout) != specs:
+        if postprocessing().cycle_metric_specs(variant_layout) != specs:
             raise ValueError(f"variant {label}: changes the drive's outputs (pulleys, headline pulley or "
                              "tensioner); vary it in separate sweeps")
         for rpm in sorted(set(rpms)):
@@ -450,259 +381,3 @@ def plan(layout: Layout, rpms, settings: RunSettings = RunSettings(), variations
                                  f"+-{amplitude:g} rpm would stop the crank")
             runs.append(Run(rpm, variant_settings, variant, variant_layout))
     return Plan(layout, tuple(runs), tuple(n for n in names if "." in n), layout_digest(layout))
-
-
-# ---------------------------------------------------------------------------------------------
-# The results table
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class SweepTable:
-    """A sweep's results table: the CSV header and the rows as text, numbers in full
-    precision. The key columns (a run's parameters and the layout digest) come first and end
-    before the column ``layout``."""
-
-    columns: list[str]
-    rows: list[dict[str, str]]
-
-    @classmethod
-    def read(cls, path) -> "SweepTable":
-        """Read a results CSV. A last row cut short (the sweep was killed while writing it) is
-        left out. Raises ValueError if the file is not a sweep table."""
-        text = Path(path).read_text(encoding="utf-8")
-        if text and not text.endswith("\n"):  # cut short while written: drop the partial row
-            text = text[:text.rfind("\n") + 1]
-        lines = list(csv.reader(text.splitlines(keepends=True)))
-        if not lines or "layout" not in lines[0] or "status" not in lines[0]:
-            raise ValueError(f"{path}: not a belt-fmu sweep table (no header with 'layout' and 'status')")
-        columns = lines[0]
-        rows = [dict(zip(columns, line)) for line in lines[1:] if len(line) == len(columns)]
-        return cls(columns, rows)
-
-    def write(self, path) -> Path:
-        """Write the table to ``path`` atomically (a temporary file renamed over it)."""
-        path = Path(path)
-        with atomic_write(path, newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, self.columns, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(self.rows)
-        return path
-
-    @property
-    def key_columns(self) -> list[str]:
-        return self.columns[:self.columns.index("layout")]
-
-    def key(self, row: dict[str, str]) -> tuple[str, ...]:
-        return tuple(row[c] for c in self.key_columns)
-
-    def sorted(self) -> "SweepTable":
-        """The rows in order of their key, speed last; the last row of a key wins (a run
-        done again on resume replaces its earlier row)."""
-        columns = [c for c in self.key_columns if c != "rpm"] + ["rpm"]
-        latest = {self.key(row): row for row in self.rows}
-        order = sorted(latest.values(), key=lambda row: tuple(_sortable(row[c]) for c in columns))
-        return SweepTable(self.columns, order)
-
-    def number(self, rows: list[dict[str, str]], column: str) -> np.ndarray:
-        """Column ``column`` of ``rows`` as floats (NaN where empty)."""
-        return np.array([float(row[column]) if row[column] else math.nan for row in rows])
-
-    def metric(self, rows: list[dict[str, str]], name: str) -> np.ndarray:
-        """The metric ``name`` (its column ``name [unit]``) of ``rows`` as floats."""
-        column = next((c for c in self.columns if c.rpartition(" [")[0] == name), None)
-        if column is None:
-            raise KeyError(f"no metric {name!r} in the table")
-        return self.number(rows, column)
-
-    def cases(self) -> list[tuple[str, list[dict[str, str]]]]:
-        """The rows grouped by study variant, each group sorted by speed, with its label:
-        "name=value, ..." of the parameters other than rpm that differ between rows ("" if
-        none do)."""
-        rows = self.sorted().rows
-        varied = [c for c in self.key_columns if c != "rpm" and len({row[c] for row in rows}) > 1]
-        groups: dict[tuple, list] = {}
-        for row in rows:
-            groups.setdefault(tuple(row[c] for c in varied), []).append(row)
-        return [(", ".join(f"{c}={_short(v)}" for c, v in zip(varied, values)), group)
-                for values, group in groups.items()]
-
-
-def _sortable(text: str):
-    try:
-        return (0, float(text), "")
-    except ValueError:
-        return (1, 0.0, text)
-
-
-def _short(text: str) -> str:
-    try:
-        return f"{float(text):g}"
-    except ValueError:
-        return text
-
-
-# ---------------------------------------------------------------------------------------------
-# Executors
-# ---------------------------------------------------------------------------------------------
-
-
-def default_workers() -> int:
-    """The cores this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-
-
-def _collected(future) -> dict:
-    """A future's outcome; a worker lost (killed process, lost cluster node) is a failed run."""
-    try:
-        return future.result()
-    except Exception as err:
-        return {"status": FAILED, "error": f"{type(err).__name__}: {err}".replace("\n", " | "), "wall_time": ""}
-
-
-@contextlib.contextmanager
-def _executor(workers: int, scheduler: str | None):
-    """Yields ``run_all(runs)``, an iterator of (run, outcome) in the order the runs finish:
-    on the Dask scheduler at ``scheduler`` if given, else on ``workers`` local processes
-    ('forkserver' start method where available, else 'spawn'; each worker loads the model's
-    compiled kernels from numba's disk cache), or in this process if ``workers`` is 1."""
-    if scheduler is not None:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
-
-        try:
-            client = Client(scheduler, timeout="10s")
-        except (OSError, TimeoutError) as err:
-            raise ConnectionError(f"cannot connect to the Dask scheduler at {scheduler}: {err}") from None
-
-        def run_all(runs):
-            futures = {client.submit(_outcome, run, pure=False): run for run in runs}
-            for future in dask_completed(list(futures)):
-                yield futures[future], _collected(future)
-
-        try:
-            yield run_all
-        finally:
-            client.close()
-    elif workers > 1:
-        methods = multiprocessing.get_all_start_methods()
-        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-        if context.get_start_method() == "forkserver":
-            context.set_forkserver_preload([f"{__package__}.simulation"])  # workers fork with the model loaded
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-
-        def run_all(runs):
-            futures = {pool.submit(_outcome, run): run for run in runs}
-            for future in as_completed(futures):
-                yield futures[future], _collected(future)
-
-        try:
-            yield run_all
-        finally:
-            pool.shutdown(cancel_futures=True)
-    else:
-        yield lambda runs: ((run, _outcome(run)) for run in runs)
-
-
-# ---------------------------------------------------------------------------------------------
-# Running a sweep
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass
-class SweepResult:
-    """What :func:`sweep` did: the whole table (earlier rows of a resumed table included),
-    how many runs it ran and skipped (already in the table), the failures ("run LABEL:
-    ERROR" lines) and the wall time [s]."""
-
-    table: SweepTable
-    ran: int
-    skipped: int
-    failures: list[str]
-    wall_time: float
-
-
-def sweep(plan: Plan, out=None, *, mode: str = "new", workers: int | None = None, scheduler: str | None = None,
-          progress: bool = False, log: Callable[[str], None] | None = None) -> SweepResult:
-    """Run the plan's runs and keep their rows in the results table ``out`` (CSV; None keeps
-    them in memory only).
-
-    ``mode`` says what to do with an existing ``out``: "new" refuses it (FileExistsError),
-    "resume" keeps its rows and skips the runs whose row is there with status "ok" (failed
-    runs run again; the table must be of the same layout and columns, else ValueError), and
-    "overwrite" replaces it. Each finished run's row is appended at once; at the end the
-    table is rewritten sorted (by variant, then speed), atomically.
-
-    Runs go to the Dask scheduler at ``scheduler`` if given, else to ``workers`` local
-    processes (default: the cores available; 1 runs them in this process), longest first.
-    ``progress`` draws a progress bar (tqdm) on stderr; ``log(line)`` is called for each
-    failed run.
-    """
-    if mode not in ("new", "resume", "overwrite"):
-        raise ValueError(f"mode must be 'new', 'resume' or 'overwrite', got {mode!r}")
-    columns = list(plan.columns)
-    earlier = SweepTable(columns, [])
-    if out is not None and Path(out).exists():
-        if mode == "new":
-            raise FileExistsError(f"{out} exists; resume it or overwrite it")
-        if mode == "resume":
-            earlier = _resumable(SweepTable.read(out), columns, plan.digest, out)
-    done = {earlier.key(row) for row in earlier.rows if row["status"] == OK}
-    todo = sorted((run for run in plan.runs if plan.key(run) not in done), key=lambda run: -run.simulated_time)
-    workers = default_workers() if workers is None else workers
-    start = time.perf_counter()
-    rows, failures = [], []
-    with _executor(min(workers, len(todo)) if todo else 1, scheduler) as run_all:
-        if out is not None:
-            earlier.write(out)  # the header, and a clean end to append to
-        bar = _progress_bar(len(todo)) if progress else None
-        try:
-            for run, outcome in run_all(todo):
-                row = plan.row(run, outcome)
-                if out is not None:
-                    _append(out, columns, row)
-                rows.append(row)
-                if outcome["status"] == FAILED:
-                    failures.append(f"run {run.label}: {outcome['error']}")
-                    if log is not None:
-                        with bar.external_write_mode() if bar is not None else contextlib.nullcontext():
-                            log(failures[-1])
-                if bar is not None:
-                    bar.set_postfix(failed=len(failures), refresh=False)
-                    bar.update()
-        finally:
-            if bar is not None:
-                bar.close()
-    table = SweepTable(columns, earlier.rows + rows).sorted()
-    if out is not None:
-        table.write(out)
-    return SweepResult(table, len(todo), len(plan.runs) - len(todo), failures, time.perf_counter() - start)
-
-
-def _resumable(table: SweepTable, columns: list[str], digest: str, path) -> SweepTable:
-    """``table`` if a sweep with these ``columns`` and layout digest may add to it."""
-    if table.columns != columns:
-        missing = [c for c in columns if c not in table.columns]
-        extra = [c for c in table.columns if c not in columns]
-        raise ValueError(f"{path}: its columns differ from this sweep's (missing: {', '.join(missing) or '-'}; "
-                         f"not in this sweep: {', '.join(extra) or '-'}); resume with the same layout and "
-                         "varied layout keys, or write to another file")
-    other = sorted({row["layout_sha256"] for row in table.rows} - {digest})
-    if other:
-        raise ValueError(f"{path}: made with another layout (layout_sha256 {', '.join(other)}, this one "
-                         f"{digest}); resume with the same layout, or write to another file")
-    return table
-
-
-def _append(path, columns: list[str], row: dict[str, str]) -> None:
-    """Append one row and push it to the disk, so a killed sweep keeps it."""
-    with open(path, "a", newline="", encoding="utf-8") as f:
-        csv.DictWriter(f, columns, lineterminator="\n").writerow(row)
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def _progress_bar(total: int):
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc="sweep", unit="run", file=sys.stderr, leave=False)

@@ -1,0 +1,107 @@
+"""Where a sweep's runs go: this process, local worker processes or a Dask cluster.
+
+One run, :func:`run_point`, is a pure function of the run's layout and parameters (the model
+is deterministic), so every executor gives the same floats. :func:`outcome` wraps it so that
+a failed run is a result like any other.
+"""
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+from ..units import RPM
+from .planning import Run, postprocessing, crank_speed_signal
+
+OK, FAILED = "ok", "failed"
+
+
+def run_point(run: Run) -> dict[str, float]:
+    """Simulate one run and return its metrics by name
+    (:func:`belt_fmu.postprocess.cycle_metric_specs` lists them with their units).
+
+    Outputs are sampled every :attr:`Run.output_interval` (the crank speed held over each
+    interval, as a co-simulation master holds an input over a step); the evaluated cycles
+    follow ``settle_cycles`` engine cycles and are followed by :attr:`Run.margin_samples`.
+    Raises what the model raises (DivergenceError, InitializationError, ValueError).
+    """
+    from ..simulation import simulate
+
+    s = run.settings
+    samples = run.cycle_samples
+    start = s.settle_cycles * samples
+    crank = crank_speed_signal(run.rpm, run.irregularity_amplitude, s.order)
+    results = simulate(run.layout, crank_speed=crank, water_pump_torque=run.water_pump_torque,
+                       t_end=run.simulated_time, output_interval=run.output_interval)
+    return postprocessing().cycle_metrics(results, run.layout, run.rpm * RPM, start, samples, s.cycles)
+
+
+def outcome(run: Run) -> dict:
+    """What a worker returns for a run: status, error message, wall time [s] and metrics.
+    Any exception is caught here, so a failed run is a result like any other."""
+    start = time.perf_counter()
+    try:
+        metrics = run_point(run)
+    except Exception as err:  # recorded with the run's parameters; the sweep carries on
+        message = f"{type(err).__name__}: {err}".replace("\n", " | ")
+        return {"status": FAILED, "error": message, "wall_time": time.perf_counter() - start}
+    return {"status": OK, "error": "", "wall_time": time.perf_counter() - start, **metrics}
+
+
+def default_workers() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _collected(future) -> dict:
+    """A future's outcome; a worker lost (killed process, lost cluster node) is a failed run."""
+    try:
+        return future.result()
+    except Exception as err:
+        return {"status": FAILED, "error": f"{type(err).__name__}: {err}".replace("\n", " | "), "wall_time": ""}
+
+
+@contextlib.contextmanager
+def executor(workers: int, scheduler: str | None):
+    """Yields ``run_all(runs)``, an iterator of (run, outcome) in the order the runs finish:
+    on the Dask scheduler at ``scheduler`` if given, else on ``workers`` local processes
+    ('forkserver' start method where available, else 'spawn'; each worker loads the model's
+    compiled kernels from numba's disk cache), or in this process if ``workers`` is 1."""
+    if scheduler is not None:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as err:
+            raise ConnectionError(f"cannot connect to the Dask scheduler at {scheduler}: {err}") from None
+
+        def run_all(runs):
+            futures = {client.submit(outcome, run, pure=False): run for run in runs}
+            for future in dask_completed(list(futures)):
+                yield futures[future], _collected(future)
+
+        try:
+            yield run_all
+        finally:
+            client.close()
+    elif workers > 1:
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        if context.get_start_method() == "forkserver":
+            context.set_forkserver_preload(["belt_fmu.simulation"])  # workers fork with the model loaded
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+        def run_all(runs):
+            futures = {pool.submit(outcome, run): run for run in runs}
+            for future in as_completed(futures):
+                yield futures[future], _collected(future)
+
+        try:
+            yield run_all
+        finally:
+            pool.shutdown(cancel_futures=True)
+    else:
+        yield lambda runs: ((run, outcome(run)) for run in runs)
