@@ -52,7 +52,7 @@ class FmuInstance:
         self._log = log
 
         def logger(component, instance, status, category, message):
-            text = message.decode("utf-8", "replace")
+            text = message.decode("utf-8", "replace").replace("%%", "%")  # FMI messages are formats
             self.messages.append((LOG_LEVELS[status], text))
             if self._log is not None:
                 self._log(LOG_LEVELS[status], text)

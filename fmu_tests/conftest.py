@@ -62,6 +62,17 @@ bearing_damping_Nms_per_rad = 0.0
 {extra_pulleys}"""
 
 
+@pytest.fixture(scope="session")
+def fmu(tmp_path_factory):
+    """The FMU of the built-in layout, inputs starting at 800 rpm and 2 N m, built once per
+    session (its kernels compile once into the per-user cache, about 10 s on a fresh machine)."""
+    from belt_fmu.build import build_fmu
+    from belt_fmu.units import RPM
+
+    return build_fmu(None, tmp_path_factory.mktemp("fmu") / "BeltDrive.fmu", crank_speed=800 * RPM,
+                     water_pump_torque=2.0)
+
+
 @pytest.fixture
 def two_pulley_layout():
     """Factory: ``two_pulley_layout(law="tanh", ...)`` -> Layout."""
