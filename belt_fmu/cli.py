@@ -561,16 +561,8 @@ def _sweep_summary(table) -> str:
 
 
 def console_main() -> None:
-    """Entry point of the ``belt-fmu`` command. After loading a PythonFMU FMU the process
-    ends with os._exit: PythonFMU 0.7.0 has a use-after-free at interpreter exit that aborts
-    about one run in 90, after all work is done."""
-    status = main()
-    cosim = sys.modules.get(f"{__package__}.cosim")
-    if cosim is not None and cosim.FmuInstance.loaded:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-    sys.exit(status)
+    """Entry point of the ``belt-fmu`` command."""
+    sys.exit(main())
 
 
 @contextlib.contextmanager

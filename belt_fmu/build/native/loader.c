@@ -28,8 +28,9 @@
  * 3. Robustness. A NULL component is refused; after PythonFMU reported fmi2Fatal (the Python
  *    side is gone) every call returns fmi2Error and fmi2FreeInstance does not touch it.
  *    fmi2GetRealStatus(fmi2LastSuccessfulTime) and fmi2GetBooleanStatus(fmi2Terminated) are
- *    answered here. Before the process exits, PythonFMU's shared interpreter handle is
- *    released so its own exit-time destructor has nothing left to use after free.
+ *    answered here. Before the process exits (or this library is unloaded), PythonFMU's
+ *    interpreter handle is released, so its own exit-time destructors have nothing left to
+ *    use after free.
  * 4. Speed. Each host thread that calls the FMU keeps one Python thread state, so calls do
  *    not create and destroy a thread state each time (PyGILState_Ensure on a thread without
  *    one does).
@@ -172,8 +173,7 @@ static struct {
 } inner;
 
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
-static int ready = 0;          /* Python running and PythonFMU loaded */
-static int live_instances = 0; /* instances of this loader not yet freed */
+static int ready = 0; /* Python running and PythonFMU loaded */
 static __thread int pinned = 0;
 
 /* ---------------------------------------------------------------- instances and logging */
@@ -542,11 +542,11 @@ static void pin_thread(void) {
 
 /* PythonFMU keeps its interpreter handle in a static object whose destructor runs among the
    exit handlers and whose library destructor then uses it again (a use after free at exit).
-   Releasing the handle while no instance lives leaves both with nothing to do. */
+   Releasing it first, from an exit handler registered after PythonFMU's (so it runs before),
+   leaves both with nothing to do. Its instances never use the handle: releasing it is safe
+   whatever lives. */
 static void release_interpreter_handle(void) {
-    pthread_mutex_lock(&setup_lock);
-    if (ready && live_instances == 0 && inner.release_interpreter_handle) inner.release_interpreter_handle();
-    pthread_mutex_unlock(&setup_lock);
+    if (ready && inner.release_interpreter_handle) inner.release_interpreter_handle();
 }
 
 /* ---------------------------------------------------------------- the FMI 2.0 functions */
@@ -607,7 +607,6 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
                 atexit(release_interpreter_handle);
             }
         }
-        if (!failure) live_instances++;
         pthread_mutex_unlock(&setup_lock);
     }
     free(resources);
@@ -624,9 +623,6 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
     inst->own.componentEnvironment = inst;
     inst->inner = inner.Instantiate(name, type, guid, resource_uri, &inst->own, visible, fmi2True);
     if (!inst->inner) {
-        pthread_mutex_lock(&setup_lock);
-        live_instances--;
-        pthread_mutex_unlock(&setup_lock);
         free(inst->name);
         free(inst);
         return NULL;
@@ -660,9 +656,6 @@ EXPORT void fmi2FreeInstance(fmi2Component c) {
         pin_thread();
         inner.FreeInstance(inst->inner);
     }
-    pthread_mutex_lock(&setup_lock);
-    live_instances--;
-    pthread_mutex_unlock(&setup_lock);
     for (size_t i = 0; i < inst->n_categories; i++) free(inst->categories[i]);
     free(inst->categories);
     free(inst->name);
