@@ -3,6 +3,7 @@
  *
  *   fmi2_host UNZIPPED_DIR MODEL_IDENTIFIER GUID [options]
  *     --set VR=VALUE      set a Real before initialization (repeatable)
+ *     --each-step         set those Reals again before every step, as a master sets inputs
  *     --out VR[,VR...]    Real value references read after every step
  *     --steps N --step H  N communication steps of H seconds (default 2000 of 1e-4)
  *     --state K           after step K: get the state, serialize it, deserialize it, run
@@ -10,7 +11,7 @@
  *                         both runs must give the same outputs bit for bit
  *     --logging           loggingOn = true (default false)
  *     --dlclose           dlclose the binary before exiting
- *     --timing            print the wall time per doStep
+ *     --timing            print the wall time per step (inputs set, doStep, outputs read)
  *
  * Prints the last outputs as C99 hex floats (exact), "status OK" if every call returned
  * fmi2OK, and otherwise names the first call that did not. Exit status 0 when every call
@@ -87,7 +88,7 @@ int main(int argc, char **argv) {
     const char *dir = argv[1], *id = argv[2], *guid = argv[3];
     fmi2ValueReference set_vr[64], out_vr[256];
     double set_value[64], out[256], first[256];
-    int n_set = 0, n_out = 0, steps = 2000, state_at = -1, logging = 0, close_lib = 0, timing = 0;
+    int n_set = 0, n_out = 0, steps = 2000, state_at = -1, logging = 0, close_lib = 0, timing = 0, each = 0;
     double h = 1e-4;
     for (int i = 4; i < argc; i++) {
         if (!strcmp(argv[i], "--set") && i + 1 < argc) {
@@ -98,6 +99,7 @@ int main(int argc, char **argv) {
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--step") && i + 1 < argc) h = atof(argv[++i]);
         else if (!strcmp(argv[i], "--state") && i + 1 < argc) state_at = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--each-step")) each = 1;
         else if (!strcmp(argv[i], "--logging")) logging = 1;
         else if (!strcmp(argv[i], "--dlclose")) close_lib = 1;
         else if (!strcmp(argv[i], "--timing")) timing = 1;
@@ -169,6 +171,7 @@ int main(int argc, char **argv) {
                 saved_step = k;
             }
             double tick = now();
+            if (each && n_set) check(set_real(c, set_vr, n_set, set_value), "fmi2SetReal");
             check(do_step(c, t, h, 1), "fmi2DoStep");
             if (n_out) check(get_real(c, out_vr, n_out, out), "fmi2GetReal");
             wall += now() - tick;
