@@ -19,7 +19,7 @@ FMI status codes. The slave never raises once PythonFMU has created it: PythonFM
 releases a raising slave's Python objects, and releases them again when the instance is
 freed, which crashes the host. Every refused call is instead logged at error level with the
 call, the variable and what is allowed; the FMU's native loader
-(``belt_fmu/build/native/loader.c``) returns fmi2Error for a call that logged an error:
+(``belt_fmu/build/native_loader/loader.c``) returns fmi2Error for a call that logged an error:
 
 * an unknown value reference, a variable of another type, setting an output, a non-finite
   or out-of-range value, a fixed parameter set after initialization: fmi2Error, nothing of

@@ -1,10 +1,11 @@
-"""The native loader in front of PythonFMU's binary (``belt_fmu/build/native/loader.c``).
+"""The native loader in front of PythonFMU's binary (``belt_fmu/build/native_loader/loader.c``).
 
 :func:`install_loader` takes a PythonFMU FMU and makes its linux64 binary the loader: the
 loader is compiled here with the machine's C compiler (``$CC``, else ``cc``), PythonFMU's
 library moves beside it as ``pythonfmu-export.so``, and ``resources/native.cfg`` records
 what the loader needs to find a Python (the interpreter running the build, the packages the
-slave imports, the FMU's GUID). What the loader does and why: the comment at the top of
+slave imports, the FMU's GUID), and ``resources/native_probe.py`` (probe.py) is what the
+loader asks each candidate Python. What the loader does and why: the comment at the top of
 ``loader.c`` and docs/native-hosts.md.
 
 It works for any PythonFMU FMU (the SSP example's power-unit and water-pump FMUs use it
@@ -23,7 +24,9 @@ import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
-LOADER_SOURCE = Path(__file__).resolve().parent / "native" / "loader.c"
+LOADER_SOURCE = Path(__file__).resolve().parent / "native_loader" / "loader.c"
+PROBE_SOURCE = Path(__file__).resolve().parent / "native_loader" / "probe.py"
+PROBE_RESOURCE = "native_probe.py"  # the name loader.c runs it by, in the FMU's resources
 PYTHONFMU_LIBRARY = "pythonfmu-export.so"  # the name loader.c opens beside itself
 SETTINGS_RESOURCE = "native.cfg"  # read by loader.c
 PLATFORM = "linux64"
@@ -56,7 +59,7 @@ def compile_loader(output: Path) -> Path:
 
 
 def settings_text(guid: str, packages: tuple[str, ...], python: str = sys.executable) -> str:
-    return ("# native loader settings (belt_fmu/build/native/loader.c), written by belt_fmu's FMU build\n"
+    return ("# native loader settings (belt_fmu/build/native_loader/loader.c), written by belt_fmu's FMU build\n"
             f"python = {python}\n"
             f"packages = {' '.join(packages)}\n"
             f"guid = {guid}\n")
@@ -81,6 +84,7 @@ def install_loader(source: Path, target: Path, packages: tuple[str, ...]) -> Non
                 else:
                     dst.writestr(item, content)
             dst.writestr(f"resources/{SETTINGS_RESOURCE}", settings_text(root.get("guid"), packages))
+            dst.writestr(f"resources/{PROBE_RESOURCE}", PROBE_SOURCE.read_text())
 
 
 def _renamed(item: zipfile.ZipInfo, name: str) -> zipfile.ZipInfo:

@@ -284,30 +284,21 @@ static void read_settings(const char *resources, Settings *s) {
     fclose(f);
 }
 
-/* What a candidate interpreter says of itself (PROBE prints key=value lines). */
+/* What a candidate interpreter says of itself (the probe script prints key=value lines). */
 typedef struct {
     char version[64], executable[1024], libpython[1024], missing[512];
 } Probe;
 
-static const char PROBE[] =
-    "import importlib.util, os, sys, sysconfig\n"
-    "print('version=%d.%d.%d' % sys.version_info[:3])\n"
-    "print('executable=' + (sys.executable or ''))\n"
-    "v = sysconfig.get_config_var\n"
-    "dirs = [v('LIBDIR') or '', os.path.join(v('LIBDIR') or '', v('MULTIARCH') or ''), v('LIBPL') or '',\n"
-    "        os.path.join(sys.base_prefix, 'lib')]\n"
-    "names = [n for n in (v('INSTSONAME'), v('LDLIBRARY')) if n and '.so' in n]\n"
-    "found = [os.path.join(d, n) for n in names for d in dirs if d and os.path.isfile(os.path.join(d, n))]\n"
-    "print('libpython=' + (found[0] if found else ''))\n"
-    "print('missing=' + ' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))\n";
+#define PROBE_RESOURCE "native_probe.py" /* belt_fmu/build/native_loader/probe.py */
 
-/* Run `python -E -c PROBE packages...`; 0 if it answered. */
-static int probe(const char *python, const char *packages, Probe *out, char *why, size_t why_size) {
+/* Run `python -E <resources>/native_probe.py packages...`; 0 if it answered. */
+static int probe(const char *python, const char *script, const char *packages, Probe *out, char *why,
+                 size_t why_size) {
     memset(out, 0, sizeof *out);
     char pkgs[512];
     snprintf(pkgs, sizeof pkgs, "%s", packages);
-    char *argv[40] = {(char *)python, "-E", "-c", (char *)PROBE};
-    int argc = 4;
+    char *argv[40] = {(char *)python, "-E", (char *)script};
+    int argc = 3;
     for (char *tok = strtok(pkgs, " "); tok && argc < 38; tok = strtok(NULL, " ")) argv[argc++] = tok;
     argv[argc] = NULL;
 
@@ -459,10 +450,12 @@ static const char *start_python(const Probe *p, char *why, size_t why_size) {
 }
 
 /* Find and start a Python, or use the one running; NULL on success, else a message. */
-static const char *ensure_python(const Settings *s, char *message, size_t size) {
+static const char *ensure_python(const Settings *s, const char *resources, char *message, size_t size) {
     if (resolve_python(RTLD_DEFAULT) && py.IsInitialized()) return NULL; /* a Python host, or loaded before */
 
     Trail trail = {{0}, 0};
+    char script[4096];
+    snprintf(script, sizeof script, "%s/%s", resources, PROBE_RESOURCE);
     const char *packages = s->packages[0] ? s->packages : "numpy numba";
     struct {
         const char *what;
@@ -487,7 +480,7 @@ static const char *ensure_python(const Settings *s, char *message, size_t size) 
             trail_add(&trail, "\n  %s: %s", candidates[k].what, k == 0 ? "not set" : "none");
             continue;
         }
-        if (probe(candidates[k].path, packages, &p, why, sizeof why) != 0 ||
+        if (probe(candidates[k].path, script, packages, &p, why, sizeof why) != 0 ||
             !suitable(&p, candidates[k].path, why, sizeof why)) {
             trail_add(&trail, "\n  %s = %s: %s", candidates[k].what, candidates[k].path, why);
             continue;
@@ -600,7 +593,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
     } else {
         pthread_mutex_lock(&setup_lock);
         if (!ready) {
-            failure = ensure_python(&settings, message, sizeof message);
+            failure = ensure_python(&settings, resources ? resources : ".", message, sizeof message);
             if (!failure) failure = load_pythonfmu(message, sizeof message);
             if (!failure) {
                 ready = 1;
