@@ -1,4 +1,5 @@
-"""Command line interface: ``belt-fmu layout``, ``simulate``, ``build``, ``cosim`` and ``sweep``.
+"""Command line interface: ``belt-fmu layout``, ``simulate``, ``build``, ``cosim``, ``sweep`` and
+``doctor``.
 
 Each subcommand accepts only its own options. The model (numba), matplotlib and tqdm are
 imported inside the command that needs them.
@@ -6,7 +7,8 @@ imported inside the command that needs them.
 Exit status: 0 done; 1 an output file could not be written; 2 a bad command line (argparse)
 or an invalid layout file (the message names the file, the field, the value and what is
 allowed); 3 the model could not run the requested inputs (the integration diverged, or the
-drive has no steady running state to start from); 130 interrupted. Expected failures print
+drive has no steady running state to start from; doctor: this machine cannot run the FMU);
+130 interrupted. Expected failures print
 one message to stderr, never a traceback.
 """
 from __future__ import annotations
@@ -145,6 +147,16 @@ def _parser() -> argparse.ArgumentParser:
                        metavar="SECONDS", help="communication step [s] (default: %(default)g)")
     _add_run_outputs(cosim)
     cosim.set_defaults(run=_cosim_command, error=cosim.error)
+
+    doctor = commands.add_parser(
+        "doctor", help="check that this machine can run an FMU in native FMI hosts",
+        description="Check this machine against what a belt_fmu FMU needs in a native FMI host (Dymola, "
+                    "Simulink, OMSimulator, GT-SUITE, C/C++): platform, C and C++ library versions, the Python "
+                    "the FMU would use and its packages; without FMU, for an FMU built here (and a C compiler). "
+                    "Exit status 3 if a need is not met.",
+    )
+    doctor.add_argument("fmu", nargs="?", metavar="FMU", help="the FMU file to check for (default: one built here)")
+    doctor.set_defaults(run=_doctor_command, error=doctor.error)
     _add_sweep_parser(commands, layout_help)
     return parser
 
@@ -313,7 +325,10 @@ def _simulate_command(args) -> int:
 
 
 def _build_command(args) -> int:
+    import warnings
+
     from .build import build_fmu
+    from .build.fmu import NativeLoaderWarning
     from .simulation import RPM
 
     if args.layout is not None and _same_file(Path(args.output), Path(args.layout)):
@@ -323,8 +338,12 @@ def _build_command(args) -> int:
     if not args.output.endswith(".fmu"):
         args.error(f"argument -o/--output: {args.output} must end in .fmu")
     start = time.perf_counter()
-    path = build_fmu(args.layout, args.output, crank_speed=args.rpm * RPM,
-                     water_pump_torque=args.water_pump_torque, warm_cache=args.warm)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", NativeLoaderWarning)
+        path = build_fmu(args.layout, args.output, crank_speed=args.rpm * RPM,
+                         water_pump_torque=args.water_pump_torque, warm_cache=args.warm)
+    for warning in caught:
+        print(f"belt-fmu build: warning: {warning.message}", file=sys.stderr)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - start:.3g} s"
           + (" (kernels compiled into the per-user cache)" if args.warm else ""))
     return 0
@@ -354,6 +373,16 @@ def _cosim_command(args) -> int:
     print(f"wall time: {results.wall_time:.3g} s stepping, {total:.3g} s in all")
     print(f"real-time factor: {results.real_time_factor:.3g} (simulated time / stepping wall time)")
     return _write_results(args, results, layout)
+
+
+def _doctor_command(args) -> int:
+    from .doctor import report, run_checks
+
+    if args.fmu is not None and not Path(args.fmu).is_file():
+        args.error(f"argument FMU: {args.fmu}: no such file")
+    checks = run_checks(args.fmu)
+    print(report(checks))
+    return EXIT_MODEL if any(c.ok is False for c in checks) else 0
 
 
 def _write_results(args, results, layout) -> int:
@@ -568,16 +597,8 @@ def _sweep_summary(table, layout) -> str:
 
 
 def console_main() -> None:
-    """Entry point of the ``belt-fmu`` command. After loading a PythonFMU FMU the process
-    ends with os._exit: PythonFMU 0.7.0 has a use-after-free at interpreter exit that aborts
-    about one run in 90, after all work is done."""
-    status = main()
-    cosim = sys.modules.get(f"{__package__}.cosim")
-    if cosim is not None and cosim.FmuInstance.loaded:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(status)
-    sys.exit(status)
+    """Entry point of the ``belt-fmu`` command."""
+    sys.exit(main())
 
 
 @contextlib.contextmanager

@@ -5,11 +5,9 @@ parameters, step, read outputs, save and restore its state); :func:`cosimulate` 
 fixed-step co-simulation to a :class:`~belt_fmu.simulation.Results` table, the same table
 ``simulate`` gives for the Python model.
 
-PythonFMU 0.7.0 has a use-after-free when the Python interpreter exits after loading one of
-its FMUs (about one run in 90 aborts *after* all work is done). A script that must exit
-cleanly ends with ``os._exit(status)`` after flushing its output, as ``belt-fmu cosim`` does.
-Its native library can also not be unloaded and loaded again in one process, so
-:meth:`FmuInstance.close` leaves it loaded.
+An FMU built by ``belt-fmu build`` can be loaded, freed, unloaded and loaded again in one
+process, and the process exits normally (its native loader handles PythonFMU's exit-time
+bugs: docs/native-hosts.md).
 """
 from __future__ import annotations
 
@@ -29,15 +27,10 @@ LOG_LEVELS = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")
 class FmuInstance:
     """One instance of an FMI 2.0 co-simulation FMU, driven through fmpy.
 
-    ``FmuInstance.loaded`` turns True once any FMU was instantiated in this process (the
-    process should then end with os._exit, see the module docstring).
-
     ``unzip_directory``: an already extracted copy to share between instances (extracted
     here otherwise). Log messages are kept in :attr:`messages` as (level, text) and passed
     to ``log`` if given.
     """
-
-    loaded = False
 
     def __init__(self, fmu_path, instance_name: str = "belt_drive", unzip_directory=None,
                  log: Callable[[str, str], None] | None = None):
@@ -52,7 +45,7 @@ class FmuInstance:
         self._log = log
 
         def logger(component, instance, status, category, message):
-            text = message.decode("utf-8", "replace")
+            text = message.decode("utf-8", "replace").replace("%%", "%")  # FMI messages are formats
             self.messages.append((LOG_LEVELS[status], text))
             if self._log is not None:
                 self._log(LOG_LEVELS[status], text)
@@ -64,7 +57,6 @@ class FmuInstance:
         self.fmu = FMU2Slave(guid=self.description.guid, unzipDirectory=self.unzip_directory,
                              modelIdentifier=self.description.coSimulation.modelIdentifier,
                              instanceName=instance_name)
-        FmuInstance.loaded = True
         self.fmu.instantiate(callbacks=self._callbacks, loggingOn=True)
         self.time = 0.0
 
@@ -123,11 +115,15 @@ class FmuInstance:
         self.fmu.freeFMUstate(state[0])
 
     def close(self) -> None:
-        """Terminate and free the instance. The FMU's shared library stays loaded: PythonFMU's
-        native wrapper tears down its Python state when unloaded and cannot be loaded again in
-        the same process, which fmpy's freeInstance would do."""
-        self.fmu.terminate()
-        self.fmu.fmi2FreeInstance(self.fmu.component)
+        """Terminate and free the instance and unload its library (fmpy's freeInstance); a
+        refused terminate (an instance that failed) does not keep it from being freed."""
+        from fmpy.fmi1 import FMICallException
+
+        try:
+            self.fmu.terminate()
+        except FMICallException:
+            pass
+        self.fmu.freeInstance()
 
 
 def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None = None,

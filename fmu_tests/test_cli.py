@@ -111,3 +111,17 @@ def test_simulate_with_another_friction_law(capsys):
     assert "friction law dahl" in capsys.readouterr().out
     assert main(["simulate", "--friction", "coulomb"]) == 2
     assert "invalid choice: 'coulomb'" in capsys.readouterr().err
+
+
+def test_build_without_a_c_compiler_warns_and_keeps_pythonfmus_binary(tmp_path, monkeypatch, capsys):
+    """No C compiler: the FMU is still written (PythonFMU's binary, fine for Python hosts) and
+    the warning says what native hosts then need."""
+    import zipfile
+
+    monkeypatch.setenv("CC", "no-such-compiler")
+    assert main(["build", "-o", str(tmp_path / "Plain.fmu"), "--no-warm"]) == 0
+    err = capsys.readouterr().err
+    assert "belt-fmu build: warning: no C compiler found" in err
+    assert "native FMI hosts load only with LD_PRELOAD of libpython" in err
+    names = zipfile.ZipFile(tmp_path / "Plain.fmu").namelist()
+    assert "binaries/linux64/BeltDrive.so" in names and "binaries/linux64/pythonfmu-export.so" not in names

@@ -3,7 +3,7 @@ run by libcosim (the SSP engine) and by a plain fmpy master loop (examples/ssp/R
 
 The three FMUs are built once for the module; each system run is a short horizon at the
 SSD's 0.1 ms step and runs once (``run`` caches it). libcosim loads the PythonFMU FMUs into
-this process, like fmpy does (conftest.py ends the session with os._exit).
+this process, like fmpy does.
 """
 import importlib.util
 import math
@@ -139,8 +139,14 @@ def test_ssp_archive_holds_the_ssd_at_its_root_and_the_rest_in_resources(fmus, t
     path = build_ssp.pack_ssp(tmp_path / "BeltDriveSystem.ssp", fmus, {"speed_setpoint": 100.0})
     with zipfile.ZipFile(path) as ssp:
         assert sorted(ssp.namelist()) == ["SystemStructure.ssd", "resources/BeltDrive.fmu", "resources/PowerUnit.fmu",
-                                          "resources/WaterPump.fmu", "resources/parameters.ssv"]
-        packed = build_ssp.read_parameters(ssp.read("resources/parameters.ssv"))
+                                          "resources/WaterPump.fmu", "resources/belt.ssv", "resources/engine.ssv",
+                                          "resources/pump.ssv"]
+        shares = {c: build_ssp.read_parameters(ssp.read(f"resources/{c}.ssv")) for c in ("engine", "belt", "pump")}
+    # each component's set holds exactly its FMU's parameters; together they are parameters.ssv
+    assert set(shares["belt"]) == {"belt_pretension"}
+    assert set(shares["pump"]) == {"pump_T0", "pump_k", "pump_step_time", "pump_step_factor"}
+    packed = {**shares["engine"], **shares["belt"], **shares["pump"]}
+    assert sum(len(share) for share in shares.values()) == len(packed)
     assert packed["speed_setpoint"] == (100.0, "rad/s")
     assert {n: v for n, (v, _) in packed.items() if n != "speed_setpoint"} == {
         n: v for n, v in ssv_values().items() if n != "speed_setpoint"}
@@ -179,13 +185,15 @@ def test_power_unit_alone_holds_the_set_point_with_the_set_irregularity(fmus):
 
 
 def test_power_unit_refuses_bad_parameters_with_a_message(fmus):
-    """Refused at the end of initialization with a logged error, then at every step
-    (fmi2Discard), without raising into PythonFMU (which would corrupt memory)."""
+    """Refused at the end of initialization with a logged error, then at every step, as
+    fmi2Error (belt_fmu's native loader turns a logged error into the call's status), without
+    raising into PythonFMU (which would corrupt memory)."""
     engine = FmuInstance(fmus["PowerUnit.fmu"], instance_name="engine_bad")
-    engine.initialize({"crank_inertia": 0.0})
+    with pytest.raises(FMICallException, match="error"):
+        engine.initialize({"crank_inertia": 0.0})
     message = "power unit parameters refused: crank_inertia = 0.0 must be finite and > 0"
     assert ("ERROR", message) in engine.messages
-    with pytest.raises(FMICallException, match="discard"):
+    with pytest.raises(FMICallException, match="error"):
         engine.step(1e-4)
     assert ("ERROR", f"step from t = 0 s refused: {message}") in engine.messages
     engine.close()
@@ -204,8 +212,8 @@ def test_water_pump_torque_is_t0_plus_k_speed_squared(fmus):
 # --------------------------------------------------------------------------- the system
 @needs_libcosim
 def test_ssp_runs_end_to_end_with_libcosim_and_applies_the_parameter_set(run):
-    """libcosim reads the archive, applies parameters.ssv to the components whose variables
-    the names match, and runs the Jacobi fixed-step master: what a component receives at a
+    """libcosim reads the archive, applies each component's parameter set (parameters.ssv
+    split by component), and runs the Jacobi fixed-step master: what a component receives at a
     step is what its partner gave after the previous one."""
     results = run("libcosim")
     n = round(T_END / 1e-4)

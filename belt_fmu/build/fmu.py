@@ -20,23 +20,27 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import warnings
 import zipfile
 from pathlib import Path
 
 from .. import __version__
 from ..layout import Layout, load_layout
 from ..model.outputs import output_specs
-from ..slave import INPUTS_RESOURCE, LAYOUT_RESOURCE, PARAMETERS
-from . import model_description
-from .slave_script import TEMPLATE
+from ..slave import INPUTS, INPUTS_RESOURCE, LAYOUT_RESOURCE, PARAMETERS
+from . import model_description, native
+from .slave_script import REQUIRED_PACKAGES, TEMPLATE
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 #: package files the FMU runs (the command line, plots and this builder stay behind)
 RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "simulation.py", "postprocess.py", "model/*.py")
 CLASS_NAME = "BeltDrive"  # FMI modelIdentifier: binaries/<platform>/BeltDrive.so
 DEFAULT_STEP = 1e-4  # [s] DefaultExperiment step size
-POSITIVE_PARAMETERS = {"belt_pretension", "belt_unstretched_length", "friction_mu", "tensioner_spring_rate",
-                       "tensioner_preload"}
+
+
+class NativeLoaderWarning(UserWarning):
+    """The FMU was built without the native loader (no C compiler): native hosts then need
+    LD_PRELOAD of libpython (docs/native-hosts.md)."""
 
 
 def runtime_sources() -> list[Path]:
@@ -71,7 +75,11 @@ def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 
     """Build the FMU of the layout file ``layout_path`` (None: the built-in layout) at
     ``output``. ``crank_speed`` [rad/s] and ``water_pump_torque`` [N m] are the inputs' start
     values. Returns the FMU's path. Raises LayoutError for a bad layout; never overwrites the
-    layout file."""
+    layout file.
+
+    The linux64 binary is the native loader (:mod:`belt_fmu.build.native`), compiled here with
+    the C compiler; without one the FMU keeps PythonFMU's binary and a
+    :class:`NativeLoaderWarning` says what that means."""
     from pythonfmu.builder import FmuBuilder
 
     layout = load_layout(layout_path)
@@ -101,7 +109,7 @@ def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 
                                                          "water_pump_torque": water_pump_torque}))
         script = stage / f"{module}.py"
         script.write_text(TEMPLATE.format(layout_name=layout.drive.name, version=__version__, package=package,
-                                          class_name=CLASS_NAME))
+                                          class_name=CLASS_NAME, required=REQUIRED_PACKAGES))
         packed = FmuBuilder.build_FMU(
             script, dest=Path(tmp) / "out" / "raw.fmu",
             project_files=[stage / package, stage / LAYOUT_RESOURCE, stage / "layout.toml", stage / INPUTS_RESOURCE],
@@ -110,6 +118,13 @@ def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 
         sys.modules.pop(module, None)
         final = Path(tmp) / "final.fmu"
         _rewrite(packed, final, layout, data)
+        try:
+            native.install_loader(final, Path(tmp) / "native.fmu", REQUIRED_PACKAGES)
+            final = Path(tmp) / "native.fmu"
+        except native.NoCompiler as err:
+            warnings.warn(f"{err}; the FMU's linux64 binary is PythonFMU's own, which native FMI hosts load "
+                          "only with LD_PRELOAD of libpython (docs/native-hosts.md); fmpy and other Python "
+                          "hosts are not affected", NativeLoaderWarning, stacklevel=2)
         output.parent.mkdir(parents=True, exist_ok=True)
         os.replace(_same_dir_copy(final, output), output)
     if warm_cache:
@@ -134,8 +149,11 @@ def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
     units = {"crank_speed": "rad/s", "water_pump_torque": "N.m", "water_pump_speed": "rad/s"}
     units.update({s.name: s.unit for s in output_specs(names, layout.headline_pulley_name)})
     units.update({p.name: p.unit for p in PARAMETERS if p.kind is float})
-    ranges = model_description.input_ranges()
-    ranges.update({name: (0.0, None) for name in POSITIVE_PARAMETERS})
+    ranges = {spec.name: (spec.low, spec.high) for spec in INPUTS}
+    for p in PARAMETERS:
+        if p.kind is float:  # the layout rule's bounds (an open bound is given as closed: FMI has no other)
+            ranges[p.name] = (p.rule.gt if p.rule.gt is not None else p.rule.ge,
+                              p.rule.lt if p.rule.lt is not None else p.rule.le)
     description = f"{layout.drive.name}: belt-drive dynamics from belt_fmu {__version__}"
     with zipfile.ZipFile(packed) as src, zipfile.ZipFile(final, "w", zipfile.ZIP_DEFLATED) as dst:
         for item in src.infolist():

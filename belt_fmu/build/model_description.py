@@ -6,16 +6,14 @@ FMI 2.0 (section 2.2):
 
 * ``UnitDefinitions`` with the SI base-unit exponents of every unit used, and ``unit`` on
   every Real variable;
-* ``min``/``max`` on the inputs (the ranges :func:`belt_fmu.model.system.check_inputs`
-  enforces) and on parameters that must be positive;
+* ``min``/``max`` on the inputs (the ranges the slave accepts) and on the parameters (the
+  layout rules' bounds);
 * ``InitialUnknowns`` listing the outputs, which depend on all inputs and parameters;
 * a ``DefaultExperiment``.
 """
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-
-from ..model.system import CRANK_SPEED_RANGE, WATER_PUMP_TORQUE_RANGE
 
 #: exponents of the SI base units (and rad) of each unit string the FMU uses
 UNITS = {
@@ -96,6 +94,3 @@ def _insert(root: ET.Element, element: ET.Element) -> None:
             return
     root.append(element)
 
-
-def input_ranges() -> dict:
-    return {"crank_speed": CRANK_SPEED_RANGE, "water_pump_torque": WATER_PUMP_TORQUE_RANGE}

@@ -4,8 +4,9 @@ Builds the three FMUs (the belt drive of the built-in layout with
 :func:`belt_fmu.build.build_fmu`, the power unit and the water pump from the PythonFMU slave
 scripts beside this file), checks ``SystemStructure.ssd`` and ``parameters.ssv`` against the
 official SSP 1.0 XML schemas and against the FMUs' variables, and packs them into an SSP
-archive: ``SystemStructure.ssd`` at its root, the FMUs and the parameter file in
-``resources/``::
+archive: ``SystemStructure.ssd`` at its root, the FMUs and one parameter set per component in
+``resources/`` (``<component>.ssv``: the parameters of ``parameters.ssv`` that its FMU has,
+so that no component is handed names it lacks)::
 
     python examples/ssp/build_ssp.py [-o BeltDriveSystem.ssp] [--set NAME=VALUE ...]
 
@@ -33,7 +34,6 @@ from ssp_file import NS
 HERE = Path(__file__).resolve().parent
 SSD = HERE / "SystemStructure.ssd"
 SSV = HERE / "parameters.ssv"
-SSV_RESOURCE = "resources/parameters.ssv"
 #: PythonFMU slave scripts of this example: FMU file name -> script
 SLAVE_SCRIPTS = {"PowerUnit.fmu": HERE / "power_unit.py", "WaterPump.fmu": HERE / "water_pump.py"}
 BELT_FMU = "BeltDrive.fmu"
@@ -55,8 +55,12 @@ def build_python_fmu(script: Path, output: Path) -> Path:
     The script goes in as module ``ssp_<name>_<hash of its text>``: PythonFMU imports the
     module named in the FMU once per process, so a changed script must not share the name of
     one already loaded. The modelDescription then gets the units (the script's ``UNITS``),
-    UnitDefinitions and InitialUnknowns that PythonFMU leaves out.
+    UnitDefinitions and InitialUnknowns that PythonFMU leaves out, and the linux64 binary
+    belt_fmu's native loader (:func:`belt_fmu.build.native.install_loader`; the scripts need
+    no package beyond pythonfmu), so that native hosts load it without set-up.
     """
+    from belt_fmu.build import native
+
     from pythonfmu.builder import FmuBuilder
 
     text = script.read_text()
@@ -79,6 +83,11 @@ def build_python_fmu(script: Path, output: Path) -> Path:
                 if item.filename == "modelDescription.xml":
                     content = complete_model_description(content, units)
                 dst.writestr(item, content)
+        try:
+            native.install_loader(final, Path(tmp) / "native.fmu", packages=())
+            final = Path(tmp) / "native.fmu"
+        except native.NoCompiler as err:
+            print(f"build_ssp: {output.name} keeps PythonFMU's binary: {err}", file=sys.stderr)
         output.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(final, output)
     return output
@@ -168,16 +177,44 @@ def set_parameters(ssv_bytes: bytes, changes: dict[str, float]) -> bytes:
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
 
 
+def component_fmus(ssd_bytes: bytes) -> dict[str, str]:
+    """The SSD's components: name -> FMU file name (in ``resources/``)."""
+    ssd = ET.fromstring(ssd_bytes)
+    return {c.get("name"): c.get("source").removeprefix("resources/") for c in ssd.iter(f"{{{NS['ssd']}}}Component")}
+
+
+def parameter_names(fmu: Path) -> set[str]:
+    from fmpy import read_model_description
+
+    return {v.name for v in read_model_description(str(fmu)).modelVariables if v.causality == "parameter"}
+
+
+def parameter_set_for(ssv_bytes: bytes, names: set[str]) -> bytes:
+    """``ssv_bytes`` with only the parameters named in ``names`` (one component's set)."""
+    from lxml import etree
+
+    root = etree.fromstring(ssv_bytes)
+    for parameter in root.xpath("ssv:Parameters/ssv:Parameter", namespaces=NS):
+        if parameter.get("name") not in names:
+            parameter.getparent().remove(parameter)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8")
+
+
 def consistency_problems(ssd_bytes: bytes, fmus: dict[str, Path], ssv_bytes: bytes) -> list[str]:
     """Problems between the SSD, the FMUs it references and the parameter set: every
     connector must be a variable of its FMU with the same causality and unit, every
-    parameter a parameter of some FMU with the same unit."""
+    parameter a parameter of some FMU with the same unit, and each component must bind the
+    parameter set packed for it (``resources/<component>.ssv``)."""
     from fmpy import read_model_description
 
     problems, parameters = [], {}
     ssd = ET.fromstring(ssd_bytes)
     for component in ssd.iter(f"{{{NS['ssd']}}}Component"):
         name, source = component.get("name"), component.get("source")
+        bindings = [b.get("source") for b in component.iter(f"{{{NS['ssd']}}}ParameterBinding")]
+        if bindings != [f"resources/{name}.ssv"]:
+            problems.append(f"component {name}: binds {bindings}; it must bind resources/{name}.ssv, the parameter "
+                            "set packed for it")
         fmu = fmus.get(source.removeprefix("resources/"))
         if fmu is None:
             problems.append(f"component {name}: no FMU {source}")
@@ -201,7 +238,8 @@ def consistency_problems(ssd_bytes: bytes, fmus: dict[str, Path], ssv_bytes: byt
 
 def pack_ssp(output, fmus: dict[str, Path], parameters: dict[str, float] | None = None) -> Path:
     """Write the SSP archive ``output`` from ``SystemStructure.ssd``, ``parameters.ssv`` (with
-    ``parameters`` name -> value changed) and the FMUs (file name -> path, as
+    ``parameters`` name -> value changed; each component gets its share as
+    ``resources/<component>.ssv``) and the FMUs (file name -> path, as
     :func:`build_fmus` returns). Raises ValueError if the SSD or the parameter set fails the
     SSP 1.0 schema or does not match the FMUs. Written atomically."""
     ssd = SSD.read_bytes()
@@ -218,7 +256,8 @@ def pack_ssp(output, fmus: dict[str, Path], parameters: dict[str, float] | None 
     try:
         with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as ssp:
             ssp.writestr("SystemStructure.ssd", ssd)
-            ssp.writestr(SSV_RESOURCE, ssv)
+            for component, fmu in component_fmus(ssd).items():
+                ssp.writestr(f"resources/{component}.ssv", parameter_set_for(ssv, parameter_names(fmus[fmu])))
             for name, path in fmus.items():
                 ssp.write(path, f"resources/{name}")
         umask = os.umask(0)

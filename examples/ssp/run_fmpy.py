@@ -21,13 +21,11 @@ agree to the last bit when the FMUs are deterministic:
    truncated to whole nanoseconds, and h_k = t_{k+1} - t_k.
 
 ``--compare`` reads a results table of ``run_ssp.py`` and prints the largest difference of
-each signal; ``--plot`` then draws both runs. The script ends with ``os._exit`` (PythonFMU
-0.7.0 may abort at interpreter exit).
+each signal; ``--plot`` then draws both runs.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
@@ -210,9 +208,7 @@ def main(argv=None) -> int:
 if __name__ == "__main__":
     try:
         status = main()
-    except Exception as err:  # a message, not a traceback, then the safe exit below
+    except Exception as err:  # a message, not a traceback
         print(f"run_fmpy: {type(err).__name__}: {err}", file=sys.stderr)
         status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)  # PythonFMU 0.7.0 may abort at interpreter exit
+    sys.exit(status)

@@ -12,15 +12,12 @@ A time-series observer records :data:`ssp_file.RECORDED` at every step, the init
 state included (step 0), and the bound parameters' values. The run prints a summary of its
 second half; ``--t-end`` defaults to the SSD's stop time.
 
-The FMUs are PythonFMU FMUs: loaded into this process, they run on this interpreter (no
-``LD_PRELOAD`` needed from Python). PythonFMU 0.7.0 can abort at interpreter exit once its
-FMUs were loaded, so the script ends with ``os._exit`` after writing its files, and marks
-``belt_fmu.cosim.FmuInstance.loaded`` for callers that do the same (the test suite).
+The FMUs are PythonFMU FMUs with belt_fmu's native loader: loaded into this process, they run
+on this interpreter.
 """
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -46,17 +43,11 @@ def run_libcosim(ssp_path, t_end: float | None = None):
     from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
     from libcosimpy.CosimObserver import CosimObserver
 
-    from belt_fmu.cosim import FmuInstance
 
     system = read_ssp(ssp_path)
     _, n_steps = fixed_steps(system, t_end)
-    # While loading, libcosim warns about every name of the shared parameter file that a
-    # component lacks, which SSP ignores by design (build_ssp.py checks that each name
-    # belongs to some FMU).
-    log_output_level(CosimLogLevel.ERROR)
-    FmuInstance.loaded = True  # PythonFMU FMUs in this process from here on
-    execution = CosimExecution.from_ssp_file(str(ssp_path))
     log_output_level(CosimLogLevel.WARNING)
+    execution = CosimExecution.from_ssp_file(str(ssp_path))
     try:
         observer = CosimObserver.create_time_series(buffer_size=n_steps + 1)
         execution.add_observer(observer)
@@ -151,9 +142,7 @@ def main(argv=None) -> int:
 if __name__ == "__main__":
     try:
         status = main()
-    except Exception as err:  # a message, not a traceback, then the safe exit below
+    except Exception as err:  # a message, not a traceback
         print(f"run_ssp: {type(err).__name__}: {err}", file=sys.stderr)
         status = 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)  # PythonFMU 0.7.0 may abort at interpreter exit
+    sys.exit(status)

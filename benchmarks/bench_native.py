@@ -1,0 +1,132 @@
+"""Benchmark the FMU in a native FMI host: cost per communication step against the physics and
+fmpy, and clean process exits over many runs.
+
+    python benchmarks/bench_native.py [--fmu BeltDrive.fmu] [--steps 10000] [--repeat 3]
+                                      [--exit-runs 200] [--python PYTHON ...]
+
+1. Per 1e-4 s communication step, built-in layout at 800 rpm, master loop "set the 2 inputs,
+   doStep, read 4 outputs": the project's C host (fmu_tests/native/fmi2_host.c) in a bare
+   environment, fmpy in Python, and the model's own advance in Python (the physics). Median
+   of --repeat runs of --steps steps each. Overhead = host per step - physics per step (the
+   physics figure includes a Python call of about 1 us, so the native overhead is if
+   anything understated by that much).
+2. --exit-runs processes of the C host (10 steps each) per Python given with --python (the
+   loader is pointed at it with BELT_FMU_PYTHON; default: the one running this script),
+   without and with dlclose before exit: how many did not exit with status 0.
+Prints wall time and real-time factors.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOST_SOURCE = ROOT / "fmu_tests" / "native" / "fmi2_host.c"
+HEADLINE = ["tensioner_angle", "bearing_force", "crank_torque", "water_pump_speed"]
+STEP = 1e-4
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fmu", help="FMU to use (default: build the built-in layout's)")
+    parser.add_argument("--steps", type=int, default=10000, help="steps per timing run (default 10000 = 1 s)")
+    parser.add_argument("--repeat", type=int, default=3, help="timing runs of each kind (default 3)")
+    parser.add_argument("--exit-runs", type=int, default=200, help="processes per Python and variant (default 200)")
+    parser.add_argument("--python", action="append", help="Python for the exit runs (repeatable)")
+    args = parser.parse_args()
+
+    from belt_fmu.build import build_fmu, native
+    from belt_fmu.units import RPM
+
+    tmp = Path(tempfile.mkdtemp(prefix="belt_fmu_bench_native_"))
+    fmu = Path(args.fmu) if args.fmu else build_fmu(None, tmp / "BeltDrive.fmu")
+    folder = tmp / "unpacked"
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(folder)
+    root = ET.parse(folder / "modelDescription.xml").getroot()
+    vr = {v.get("name"): v.get("valueReference") for v in root.iter("ScalarVariable")}
+    host = tmp / "fmi2_host"
+    subprocess.run([native.compiler(), "-O2", "-o", str(host), str(HOST_SOURCE), "-ldl"], check=True)
+    crank, pump = 800 * RPM, 2.0
+
+    def native_run(*options, python=None, steps=10, timing=False):
+        env = {"PATH": "/usr/bin:/bin", **({"BELT_FMU_PYTHON": python} if python else {})}
+        command = [str(host), str(folder), "BeltDrive", root.get("guid"), "--steps", str(steps),
+                   "--set", f"{vr['crank_speed']}={crank!r}", "--set", f"{vr['water_pump_torque']}={pump!r}",
+                   "--each-step", "--out", ",".join(vr[n] for n in HEADLINE), *(["--timing"] if timing else []),
+                   *options]
+        return subprocess.run(command, capture_output=True, text=True, env=env)
+
+    def native_per_step():
+        run = native_run(steps=args.steps, timing=True)
+        if run.returncode != 0:
+            raise SystemExit(f"native host failed: {run.stdout}{run.stderr}")
+        return float(next(line.split()[1] for line in run.stdout.splitlines() if line.startswith("us_per_step")))
+
+    native_run()  # warm the JIT cache for this Python
+    print(f"fmu: {fmu}\nper communication step of {STEP:g} s (set 2 inputs, doStep, read {len(HEADLINE)} outputs), "
+          f"{args.steps} steps, median of {args.repeat}:")
+    native_us = statistics.median(native_per_step() for _ in range(args.repeat))
+    fmpy_us, physics_us = fmpy_and_physics_per_step(fmu, crank, pump, args.steps, args.repeat)
+    print(f"  physics (model advance in Python) [us]: {physics_us:.1f}  (real-time factor {STEP / physics_us * 1e6:.2f})")
+    print(f"  native C host [us]:                     {native_us:.1f}  (real-time factor {STEP / native_us * 1e6:.2f}); "
+          f"overhead {native_us - physics_us:.1f}")
+    print(f"  fmpy [us]:                              {fmpy_us:.1f}  (real-time factor {STEP / fmpy_us * 1e6:.2f}); "
+          f"overhead {fmpy_us - physics_us:.1f}")
+
+    for python in args.python or [sys.executable]:
+        version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"], capture_output=True,
+                                 text=True).stdout.strip()
+        native_run(python=python)  # this Python's JIT cache
+        for variant, options in (("exit", []), ("dlclose, then exit", ["--dlclose"])):
+            start = time.perf_counter()
+            failed = sum(native_run(*options, python=python).returncode != 0 for _ in range(args.exit_runs))
+            print(f"exit runs, Python {version} ({python}), {variant}: {failed} of {args.exit_runs} not clean "
+                  f"({time.perf_counter() - start:.0f} s)")
+
+
+def fmpy_and_physics_per_step(fmu, crank, pump, steps, repeat):
+    """Median microseconds per step of an fmpy master loop and of the model's own advance."""
+    import importlib
+
+    from belt_fmu.build.fmu import package_name
+    from belt_fmu.cosim import FmuInstance
+
+    instance = FmuInstance(fmu)
+    instance.initialize({"crank_speed": crank, "water_pump_torque": pump})
+    model = importlib.import_module(package_name() + ".slave")  # the FMU's own copy of the model
+    drive = model.BeltDrive(model.load_layout_data(instance.layout_data))
+    drive.reset(crank, pump)
+    inputs = [instance.variables[n].valueReference for n in ("crank_speed", "water_pump_torque")]
+    outputs = [instance.variables[n].valueReference for n in HEADLINE]
+
+    def master():
+        t, start = instance.time, time.perf_counter()
+        for k in range(steps):
+            instance.fmu.setReal(inputs, [crank, pump])
+            instance.fmu.doStep(t + k * STEP, STEP)
+            instance.fmu.getReal(outputs)
+        instance.time = t + steps * STEP
+        return (time.perf_counter() - start) / steps * 1e6
+
+    def physics():
+        start = time.perf_counter()
+        for _ in range(steps):
+            drive.advance(STEP, crank, pump)
+        return (time.perf_counter() - start) / steps * 1e6
+
+    fmpy_us = statistics.median(master() for _ in range(repeat))
+    physics_us = statistics.median(physics() for _ in range(repeat))
+    instance.close()
+    return fmpy_us, physics_us
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+"""The FMU in native (non-Python) FMI hosts, loaded as Dymola, OMSimulator or a C/C++ program
+load it: the project's own small C host (native/fmi2_host.c) and libcosim driven from C
+(native/cosim_ssp.c), both compiled here with the C compiler and run in a bare environment:
+no LD_PRELOAD, no PYTHONPATH, and a PATH (/usr/bin:/bin) without the Python that has numba.
+The FMU's native loader must find that Python by itself (docs/native-hosts.md).
+
+``BELT_FMU_CACHE`` is passed on when set, so the runs share the test session's JIT cache.
+Skipped where there is no C compiler: the FMU then has no native loader either.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from belt_fmu.build import native
+from belt_fmu.cosim import FmuInstance
+
+NATIVE = Path(__file__).resolve().parent / "native"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "ssp"
+STEP = 1e-4
+
+pytestmark = pytest.mark.skipif(native.compiler() is None, reason="no C compiler (cc): no native loader to test")
+
+
+def bare_environment(**extra) -> dict:
+    env = {"PATH": "/usr/bin:/bin"}
+    if os.environ.get("BELT_FMU_CACHE"):
+        env["BELT_FMU_CACHE"] = os.environ["BELT_FMU_CACHE"]
+    env.update(extra)
+    return env
+
+
+def compile_program(source: Path, folder: Path) -> Path:
+    program = folder / source.stem
+    subprocess.run([native.compiler(), "-O2", "-o", str(program), str(source), "-ldl"], check=True)
+    return program
+
+
+@pytest.fixture(scope="module")
+def host(tmp_path_factory):
+    return compile_program(NATIVE / "fmi2_host.c", tmp_path_factory.mktemp("host"))
+
+
+@pytest.fixture(scope="module")
+def unpacked(fmu, tmp_path_factory):
+    """The FMU extracted as a host extracts it: (folder, GUID, output name -> value reference)."""
+    folder = tmp_path_factory.mktemp("unpacked")
+    with zipfile.ZipFile(fmu) as z:
+        z.extractall(folder)
+    root = ET.parse(folder / "modelDescription.xml").getroot()
+    outputs = {v.get("name"): int(v.get("valueReference")) for v in root.iter("ScalarVariable")
+               if v.get("causality") == "output"}
+    return folder, root.get("guid"), outputs
+
+
+def run_host(host, folder, guid, *options, env=None, timeout=300):
+    return subprocess.run([str(host), str(folder), "BeltDrive", guid, *options], capture_output=True, text=True,
+                          env=bare_environment() if env is None else env, timeout=timeout)
+
+
+def outputs_of(stdout: str) -> dict[int, float]:
+    return {int(vr): float.fromhex(value) for _, vr, value in
+            (line.split() for line in stdout.splitlines() if line.startswith("out "))}
+
+
+def test_the_fmu_runs_in_a_native_host_from_a_bare_environment_exactly_as_in_fmpy(host, unpacked, fmu):
+    """Initialization at the start values (800 rpm, 2 N m), 0.2 s of 1e-4 s steps, every
+    call fmi2OK; the state saved at 0.1 s, serialized, deserialized and restored repeats the
+    second half bit for bit (the host checks); the outputs equal fmpy's bit for bit."""
+    folder, guid, outputs = unpacked
+    run = run_host(host, folder, guid, "--steps", "2000", "--state", "1000", "--out",
+                   ",".join(str(v) for v in outputs.values()))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "status OK" in run.stdout
+    native_values = outputs_of(run.stdout)
+
+    instance = FmuInstance(fmu, instance_name="fmpy")
+    try:
+        instance.initialize({})
+        for _ in range(2000):
+            instance.step(STEP)
+        fmpy_values = dict(zip(outputs.values(), instance.get(list(outputs))))
+    finally:
+        instance.close()
+    assert native_values == fmpy_values
+
+
+def test_the_native_host_process_ends_cleanly_every_time(host, unpacked):
+    """20 processes, half of them unloading the FMU (dlclose) before they exit: exit status
+    0 every time (Python 3.11 used to crash at exit in 28 of 40 runs, and in all with
+    dlclose; benchmarks/bench_native.py runs 200)."""
+    folder, guid, outputs = unpacked
+    for k in range(20):
+        options = ["--steps", "20", "--out", str(outputs["crank_torque"])] + (["--dlclose"] if k % 2 else [])
+        run = run_host(host, folder, guid, *options)
+        assert run.returncode == 0, (k, run.stdout, run.stderr)
+
+
+@pytest.fixture
+def without_python(unpacked, tmp_path):
+    """A copy of the FMU whose recorded interpreter does not exist, and a PATH without Python."""
+    folder, guid, _ = unpacked
+    copy = tmp_path / "fmu"
+    shutil.copytree(folder, copy)
+    settings = copy / "resources" / native.SETTINGS_RESOURCE
+    settings.write_text(settings.read_text().replace(f"python = {sys.executable}", "python = /nowhere/bin/python3"))
+    (tmp_path / "empty").mkdir()
+    return copy, guid, {"PATH": str(tmp_path / "empty")}
+
+
+def test_without_a_suitable_python_instantiation_fails_naming_what_was_tried(host, without_python):
+    """With the host's logging off the message still reaches stderr; it names each candidate
+    and what to install."""
+    folder, guid, env = without_python
+    run = run_host(host, folder, guid, "--steps", "1", env=env)
+    assert run.returncode == 1 and "status NULL from fmi2Instantiate" in run.stdout
+    message = run.stderr
+    assert "belt_fmu FMU host [Error]: no Python this FMU can run in was found" in message
+    assert "the packages numpy numba" in message
+    assert "$BELT_FMU_PYTHON: not set" in message
+    assert "the interpreter recorded when the FMU was built = /nowhere/bin/python3: cannot run it" in message
+    assert "python3 on PATH: none" in message
+    assert "python3 -m pip install numpy numba" in message and "set BELT_FMU_PYTHON" in message
+
+
+def test_with_logging_on_the_message_goes_to_the_hosts_logger(host, without_python):
+    folder, guid, env = without_python
+    run = run_host(host, folder, guid, "--steps", "1", "--logging", env=env)
+    assert run.returncode == 1
+    assert "[Error] host logStatusError: no Python this FMU can run in was found" in run.stderr
+    assert "belt_fmu FMU host [Error]" not in run.stderr  # not twice
+
+
+def test_belt_fmu_python_names_the_interpreter(host, without_python):
+    folder, guid, env = without_python
+    run = run_host(host, folder, guid, "--steps", "5", env={**env, "BELT_FMU_PYTHON": sys.executable})
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no /usr/bin/python3 to try")
+def test_a_python_without_the_packages_is_named_with_what_it_lacks(host, without_python):
+    check = subprocess.run(["/usr/bin/python3", "-E", "-c", "import numba"], capture_output=True)
+    if check.returncode == 0:
+        pytest.skip("/usr/bin/python3 has numba")
+    folder, guid, env = without_python
+    run = run_host(host, folder, guid, "--steps", "1", env={**env, "BELT_FMU_PYTHON": "/usr/bin/python3"})
+    assert run.returncode == 1
+    assert "$BELT_FMU_PYTHON = /usr/bin/python3: Python 3." in run.stderr
+    assert "lacks numba" in run.stderr or "lacks numpy numba" in run.stderr
+
+
+# --------------------------------------------------------------------------- libcosim from C
+def libcosimc() -> Path | None:
+    spec = importlib.util.find_spec("libcosimpy")
+    if spec is None:
+        return None
+    found = list(Path(spec.origin).parent.glob("libcosimc/libcosimc.so"))
+    return found[0] if found else None
+
+
+@pytest.mark.skipif(libcosimc() is None, reason="libcosimpy (with libcosimc.so) not installed: Linux x86-64, "
+                                                "Python 3.11-3.14")
+def test_libcosim_from_c_runs_the_ssp_system_cleanly_without_warnings(tmp_path):
+    """The SSP example (three PythonFMU FMUs, each with the native loader) under libcosim's C
+    API: no load warnings (a parameter set shared by all components gave 36), the belt's
+    crank torque after 0.1 s equal to libcosim's run from Python (libcosimpy) bit for bit,
+    and a clean exit in 3 of 3 runs."""
+    sys.path.insert(0, str(EXAMPLE))
+    try:
+        import build_ssp
+        import run_ssp
+    finally:
+        sys.path.remove(str(EXAMPLE))
+    ssp = build_ssp.pack_ssp(tmp_path / "system.ssp", build_ssp.build_fmus(tmp_path / "fmus"))
+    program = compile_program(NATIVE / "cosim_ssp.c", tmp_path)
+    vr = {v.name: v.valueReference for v in __import__("fmpy").read_model_description(
+        str(tmp_path / "fmus" / "BeltDrive.fmu")).modelVariables}["crank_torque"]
+    values = []
+    for _ in range(3):
+        run = subprocess.run([str(program), str(libcosimc()), str(ssp), "1000", f"belt:{vr}"], capture_output=True,
+                             text=True, env=bare_environment(), timeout=300)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert "status OK" in run.stdout
+        log = (run.stdout + run.stderr).lower()
+        assert "warning" not in log, run.stdout + run.stderr
+        values.append(float.fromhex(next(line.split()[2] for line in run.stdout.splitlines()
+                                         if line.startswith("value "))))
+    reference = run_ssp.run_libcosim(ssp, 0.1)["belt.crank_torque"][-1]
+    assert values == [reference] * 3
