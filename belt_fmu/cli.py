@@ -430,14 +430,14 @@ def _add_sweep_parser(commands, layout_help: str) -> None:
                       "tensions and slip over crank speed; CSV table and plot",
         description="Run the drive at each crank speed with a firing-order speed irregularity until it is "
                     "periodic, evaluate whole engine cycles (signals low-pass filtered at half the polygon "
-                    "frequency, seed 000 section 7) and tabulate and plot the tensioner amplitude, bearing "
-                    "force, span tensions and slip over speed (seed 000 Figs. 5.4-5.5). --vary makes it a "
+                    "frequency, [Scania thesis] section 7) and tabulate and plot the tensioner amplitude, bearing "
+                    "force, span tensions and slip over speed ([Scania thesis] Figs. 5.4-5.5). --vary makes it a "
                     "parameter study. Runs go to the local cores or a Dask cluster. See docs/sweep.md.",
     )
     sweep.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
     sweep.add_argument("--rpm", default="500:2300:19", metavar="RPMS",
                        help="mean crank speeds [rpm]: START:STOP:COUNT (both ends included) or a comma-separated "
-                            "list (default: %(default)s, seed 000's range)")
+                            "list (default: %(default)s, [Scania thesis]'s range)")
     group = sweep.add_argument_group("crank speed irregularity and water-pump load")
     group.add_argument("--order", type=_real("a multiple of 0.5 > 0", lambda x: x > 0 and (2 * x).is_integer()),
                        default=d.order, metavar="Q",

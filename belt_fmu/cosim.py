@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 import time
 from pathlib import Path
 from typing import Callable
@@ -40,6 +41,10 @@ class FmuInstance:
         self.path = Path(fmu_path)
         self.description = read_model_description(str(self.path))
         self.unzip_directory = unzip_directory or extract(str(self.path))
+        self._own_directory = unzip_directory is None  # removed by close()
+        layout = Path(self.unzip_directory) / "resources" / "layout.json"
+        #: the layout a belt FMU carries (its resources/layout.json; None for other FMUs)
+        self.layout_data = json.loads(layout.read_text()) if layout.is_file() else None
         self.variables = {v.name: v for v in self.description.modelVariables}
         self.messages: list[tuple[str, str]] = []
         self._log = log
@@ -60,10 +65,6 @@ class FmuInstance:
         self.fmu.instantiate(callbacks=self._callbacks, loggingOn=True)
         self.time = 0.0
 
-    @property
-    def layout_data(self) -> dict:
-        """The layout the FMU carries (its resources/layout.json)."""
-        return json.loads((Path(self.unzip_directory) / "resources" / "layout.json").read_text())
 
     def names(self, causality: str) -> list[str]:
         return [v.name for v in self.description.modelVariables if v.causality == causality]
@@ -124,6 +125,8 @@ class FmuInstance:
         except FMICallException:
             pass
         self.fmu.freeInstance()
+        if self._own_directory:
+            shutil.rmtree(self.unzip_directory, ignore_errors=True)
 
 
 def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None = None,

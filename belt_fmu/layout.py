@@ -280,14 +280,14 @@ class Friction:
     reference_speed_m_per_s: float = _key(POSITIVE, 1.0)  # floor of |v_belt| in the creep rate
     velocity_threshold_m_per_s: float = _key(POSITIVE, 0.01)  # tanh law: tanh(4 v / v_thr)
     bristle_stiffness_N_per_m2: float = _key(POSITIVE, 5.0e7)  # bristle law, per belt length
-    dahl_stiffness_per_m: float = _key(POSITIVE, 1.0e4)  # Dahl sigma [1/m] (seed 002 case 1: 1e4)
+    dahl_stiffness_per_m: float = _key(POSITIVE, 1.0e4)  # Dahl sigma [1/m] ([Kubas 2017] case 1: 1e4)
     static_ratio: float = _key(_Real(ge=1.0), 1.2)  # LuGre, GMS: static / Coulomb coefficient
     stribeck_velocity_m_per_s: float = _key(POSITIVE, 0.01)  # LuGre, GMS: Stribeck velocity v_s
     lugre_stiffness_per_m: float = _key(POSITIVE, 1.0e4)  # LuGre sigma0 [1/m]
     lugre_damping_s_per_m: float = _key(NON_NEGATIVE, 1.0)  # LuGre sigma1 [s/m]
     lugre_viscous_s_per_m: float = _key(NON_NEGATIVE, 0.0)  # LuGre sigma2 [s/m]
     gms_weights: tuple[float, ...] = _key(_Series(POSITIVE, min_length=1, max_length=GMS_MAX_ELEMENTS),
-                                          (0.5, 0.3, 0.2))  # GMS nu_k, summing to 1 (seed 004 eq. 4)
+                                          (0.5, 0.3, 0.2))  # GMS nu_k, summing to 1 ([Kubas and Harlecki 2021] eq. 4)
     gms_stiffness_per_m: tuple[float, ...] = _key(_Series(POSITIVE, min_length=1, max_length=GMS_MAX_ELEMENTS),
                                                   (3.0e4, 1.0e4, 3.0e3))  # GMS sigma_mu_k [1/m] (eq. 7)
     gms_attraction_per_s: float = _key(POSITIVE, 1.0e3)  # GMS attraction parameter c [1/s] (eq. 10)
@@ -608,7 +608,7 @@ def _check_friction(report: _Report, friction: Any, valid: dict[str, Any]) -> No
             report.bad("friction.gms_stiffness_per_m", list(stiffness),
                        f"must have one value per GMS element (gms_weights has {len(weights)})")
         if abs(sum(weights) - 1.0) > 1e-9:
-            report.bad("friction.gms_weights", list(weights), "must sum to 1 (seed 004 eq. 4)")
+            report.bad("friction.gms_weights", list(weights), "must sum to 1 ([Kubas and Harlecki 2021] eq. 4)")
 
 
 def _check_pulley(report: _Report, path: str, pulley: dict[str, Any], valid: dict[str, Any]) -> None:
@@ -702,7 +702,7 @@ def _check_pivot(report: _Report, tensioner: dict[str, Any], pulleys: list[dict[
 
 
 def _check_preload(report: _Report, belt: dict[str, Any], tensioner: Any) -> None:
-    """Without a pretension the spring preload cannot be derived (seed 000 eqs. 12.23-12.24)."""
+    """Without a pretension the spring preload cannot be derived ([Scania thesis] eqs. 12.23-12.24)."""
     if isinstance(tensioner, dict) and "preload_Nm" not in tensioner and "unstretched_length_m" in belt:
         report.note("tensioner.preload_Nm", "missing; required when the belt is given by "
                    "unstretched_length_m (it is derived from pretension_N otherwise)")

@@ -133,7 +133,7 @@ def plot_results(results, layout):
 
 
 def plot_sweep(table, layout):
-    """Four panels over crank speed, as seed 000 Figs. 5.4-5.5: tensioner angular amplitude,
+    """Four panels over crank speed, as [Scania thesis] Figs. 5.4-5.5: tensioner angular amplitude,
     the headline pulley's bearing force max (solid) and min (dashed) after the polygon filter,
     span tensions and mean slips. ``table`` is a :class:`~belt_fmu.sweep.SweepTable` of a
     drive built from ``layout``; one colour per study variant. With one variant, every span's

@@ -1,8 +1,8 @@
-"""Post-processing of results as seed 000 (section 7) prescribes, and the per-run metrics of an
+"""Post-processing of results as [Scania thesis] (section 7) prescribes, and the per-run metrics of an
 engine-speed sweep (section 5.2, Figs. 5.4-5.5).
 
 A belt of n elements meets a pulley like a chain: its speed and forces are modulated at the
-polygon frequency ``f = R w n / l`` (seed 000 eq. 4.14; REFERENCES.md section 6), an artefact
+polygon frequency ``f = R w n / l`` ([Scania thesis] eq. 4.14; docs/references.md R6), an artefact
 of the discretization, not of the drive. Force signals are therefore low-pass filtered with a
 cutoff of half that frequency before they are compared or reported.
 """
@@ -19,7 +19,7 @@ from .model.outputs import output_specs, statistic_name
 
 
 def polygon_frequency(radius_m: float, speed_rad_per_s: float, n_elements: int, belt_length_m: float) -> float:
-    """Polygon-effect frequency [Hz], ``R w n / l`` (seed 000 eq. 4.14): with ``R w`` the belt
+    """Polygon-effect frequency [Hz], ``R w n / l`` ([Scania thesis] eq. 4.14): with ``R w`` the belt
     speed and ``l / n`` the element length, the number of nodes running onto a pulley per
     second. R is the pitch (cord) radius of the pulley whose speed w [rad/s] is given."""
     return radius_m * abs(speed_rad_per_s) * n_elements / belt_length_m
@@ -37,12 +37,12 @@ def lowpass(signal, sample_interval_s: float, cutoff_hz: float, order: int = 4) 
 
 
 def polygon_filter(signal, sample_interval_s: float, polygon_hz: float) -> np.ndarray:
-    """Remove the polygon effect: low-pass at half the polygon frequency (seed 000 section 7)."""
+    """Remove the polygon effect: low-pass at half the polygon frequency ([Scania thesis] section 7)."""
     return lowpass(signal, sample_interval_s, 0.5 * polygon_hz)
 
 
 # ---------------------------------------------------------------------------------------------
-# Metrics of a run over whole engine cycles (seed 000 section 5.2, Figs. 5.4-5.5)
+# Metrics of a run over whole engine cycles ([Scania thesis] section 5.2, Figs. 5.4-5.5)
 # ---------------------------------------------------------------------------------------------
 
 #: a filtered signal is read at least this many cutoff periods away from the record's ends,
@@ -68,7 +68,7 @@ def filter_settling_time(cutoff_hz: float) -> float:
 
 def drive_polygon_frequency(layout, crank_speed_rad_per_s: float) -> float:
     """Polygon frequency [Hz] of a drive, from the crankshaft's cord radius and speed and the
-    installed cord-line belt length, as seed 000 section 7 recommends ("use the crankshaft
+    installed cord-line belt length, as [Scania thesis] section 7 recommends ("use the crankshaft
     pulley speed and pitch radii")."""
     crank = layout.crank_index
     return polygon_frequency(cord_radius(layout, crank), crank_speed_rad_per_s, layout.belt.n_elements,
@@ -102,9 +102,9 @@ def cycle_metric_specs(layout) -> list[Metric]:
     then the statistics the output registry asks for."""
     specs = [
         Metric("polygon_frequency", "Hz", "polygon-effect frequency R w n / l at the mean crank speed "
-                                          "(seed 000 eq. 4.14)"),
+                                          "([Scania thesis] eq. 4.14)"),
         Metric("filter_cutoff", "Hz", "low-pass cutoff applied to every signal: half the polygon frequency "
-                                      "(seed 000 section 7)"),
+                                      "([Scania thesis] section 7)"),
     ]
     if layout.tensioner is not None:
         specs += [
@@ -126,8 +126,8 @@ def cycle_metrics(results, layout, crank_speed_rad_per_s: float, start: int, cyc
     ``results`` is a :class:`~belt_fmu.simulation.Results` sampled at a constant interval;
     the evaluation window is samples ``start`` to ``start + cycles * cycle_samples``
     (excluded), each cycle ``cycle_samples`` long. Every signal is first low-pass filtered at
-    half the polygon frequency of the mean crank speed ``crank_speed_rad_per_s`` (seed 000
-    section 7, :func:`polygon_filter`), forces as the seed prescribes and the arm angle and
+    half the polygon frequency of the mean crank speed ``crank_speed_rad_per_s`` ([Scania thesis]
+    section 7, :func:`polygon_filter`), forces as the thesis prescribes and the arm angle and
     slips alike (the engine orders lie far below the cutoff). The record must extend
     :func:`filter_settling_time` beyond the window at both ends. Amplitudes are half the
     peak-to-peak over the window; means are over whole cycles, so every crank angle counts once.

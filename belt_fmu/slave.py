@@ -104,7 +104,7 @@ class Parameter:
 
 PARAMETERS = (
     Parameter("belt_pretension", "belt", "pretension_N", "N",
-              "installation span tension; sets the unstretched belt length (seed 000 eq. 12.22)"),
+              "installation span tension; sets the unstretched belt length ([Scania thesis] eq. 12.22)"),
     Parameter("belt_unstretched_length", "belt", "unstretched_length_m", "m", "unstretched belt (cord) length"),
     Parameter("friction_mu", "friction", "mu", "1",
               "belt-pulley friction coefficient (ribbed side: mu/sin(groove angle/2))"),

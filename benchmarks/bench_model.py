@@ -20,7 +20,7 @@ RPM = 2.0 * math.pi / 60.0  # rad/s per rpm
 #: communication step of the timed run [s], as an FMU master would call do_step
 CHUNK = 1e-3
 #: fewest belt elements a benchmark figure is quoted for (the default layout's count; coarser
-#: belts are faster but their polygon effect is stronger, REFERENCES.md section 6)
+#: belts are faster but their polygon effect is stronger, docs/references.md R6)
 MIN_ELEMENTS = 150
 
 

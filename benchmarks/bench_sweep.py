@@ -23,7 +23,7 @@ from belt_fmu import load_layout
 from belt_fmu.simulation import simulate
 from belt_fmu.sweep import RunSettings, default_workers, plan, sweep
 
-SPEEDS = np.linspace(500.0, 2300.0, 10)  # [rpm], seed 000's range
+SPEEDS = np.linspace(500.0, 2300.0, 10)  # [rpm], [Scania thesis]'s range
 
 
 def main(argv=None) -> None:

@@ -2,6 +2,9 @@
 the session end that keeps the suite green with PythonFMU FMUs loaded in-process."""
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 
 import pytest
 
@@ -60,10 +63,26 @@ bearing_damping_Nms_per_rad = 0.0
 {extra_pulleys}"""
 
 
+def pytest_configure(config):
+    """The FMUs the tests build copy their model package and numba cache into a per-user
+    cache folder (belt_fmu/build/slave_script.py); point it at a temporary folder of this
+    session, removed at its end, so that the suite leaves nothing in ~/.cache."""
+    if "BELT_FMU_CACHE" not in os.environ:
+        config._belt_fmu_cache = tempfile.mkdtemp(prefix="belt_fmu_test_cache.")
+        os.environ["BELT_FMU_CACHE"] = config._belt_fmu_cache
+
+
+def pytest_unconfigure(config):
+    cache = getattr(config, "_belt_fmu_cache", None)
+    if cache is not None:
+        del os.environ["BELT_FMU_CACHE"]
+        shutil.rmtree(cache, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def fmu(tmp_path_factory):
     """The FMU of the built-in layout, inputs starting at 800 rpm and 2 N m, built once per
-    session (its kernels compile once into the per-user cache, about 10 s on a fresh machine)."""
+    session (its kernels compile once into the session's cache folder, about 10 s)."""
     from belt_fmu.build import build_fmu
     from belt_fmu.units import RPM
 

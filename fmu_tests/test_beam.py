@@ -1,4 +1,4 @@
-"""The belt's beam element against large-deflection beam references (REFERENCES.md section 1).
+"""The belt's beam element against large-deflection beam references (docs/references.md R1).
 
 A cantilever of 10 elements, clamped at x = 0, tip force perpendicular to the undeformed
 beam and fixed in direction, solved statically by Newton's method on the element kernel
@@ -54,7 +54,7 @@ def tip_displacement(force, elements=ELEMENTS, load_steps=10):
 
 
 def test_cantilever_matches_nastran_within_one_percent():
-    """Seed 000 Table 5.1, F = 150 N (alpha = F L^2/EI = 2.68): Nastran dX -225.700 mm,
+    """[Scania thesis] Table 5.1, F = 150 N (alpha = F L^2/EI = 2.68): Nastran dX -225.700 mm,
     dY 573.704 mm, 53.345 deg. 1 % is the spread between Nastran, Abaqus and the exact
     elastica (-226.4, 574.1, 53.27); a linear element would give dY = 893 mm."""
     dx, dy, rot = tip_displacement(150.0)
@@ -69,7 +69,7 @@ def test_cantilever_matches_nastran_within_one_percent():
     (3.0, 0.6033, 0.2544, 56.50),
 ])
 def test_cantilever_matches_bisshopp_drucker_elastica(alpha, y_over_l, x_over_l, angle_deg):
-    """Exact elastica (Bisshopp & Drucker, REFERENCES.md section 1). 10 elements resolve it to
+    """Exact elastica (Bisshopp & Drucker, docs/references.md R1). 10 elements resolve it to
     a few per mille; 1.5 % allows for the 4-figure table values of the small (L-x)/L."""
     dx, dy, rot = tip_displacement(alpha * YOUNG * INERTIA / LENGTH ** 2)
     assert dy / LENGTH == pytest.approx(y_over_l, rel=0.01)

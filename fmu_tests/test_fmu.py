@@ -65,7 +65,7 @@ def test_fmu_equals_the_python_model(instance):
 
 def test_constant_speed_settles_and_balances_torque_and_hub_load(fmu):
     """At constant inputs the crank torque equals the accessory loads reflected to the crank,
-    sum tau_j r_crank / r_j (REFERENCES.md section 4), within 2 %. Each pulley's hub load is
+    sum tau_j r_crank / r_j (docs/references.md R4), within 2 %. Each pulley's hub load is
     the vector sum of its span tensions reduced by m'v^2: within 2 % where at least 4 belt
     nodes lie on the wrap; small-wrap idlers with about 2 nodes carry the polygon effect
     (their effective wrap angle is set by 2 chords), bounded at 8 %."""

@@ -49,7 +49,7 @@ def run(law, slips, dt):
 
 
 def test_dahl_follows_eq_2_9_and_restarts_at_the_reversal_point():
-    """Seed 002 eq. 2.9: mu = sgn mu_k + (mu_0 - sgn mu_k) exp(-sigma |x - x0| / mu_k); from
+    """[Kubas 2017] eq. 2.9: mu = sgn mu_k + (mu_0 - sgn mu_k) exp(-sigma |x - x0| / mu_k); from
     rest mu approaches mu_k with the slip displacement at the rate sigma/mu_k, and after a
     reversal at (x', mu') it starts again from there. The exact-exponential update agrees
     with the closed form to rounding (1e-12)."""
@@ -107,7 +107,7 @@ def test_lugre_loop_depends_on_rate_through_its_damping():
 
 def test_gms_presliding_is_elastic_below_the_first_slip():
     """While no element reaches the Stribeck limit every element sticks: mu = sum nu_k sigma_k x
-    (seed 004 eqs. 6, 9, 13), a line, without hysteresis."""
+    ([Kubas and Harlecki 2021] eqs. 6, 9, 13), a line, without hysteresis."""
     law = law_record("gms")
     amplitude = 0.5 * 1.3 * MU / 3.0e4  # below the stiffest element's slip displacement
     loops = hysteresis_loop(law, amplitude, 5.0)
@@ -121,7 +121,7 @@ def test_gms_presliding_is_elastic_below_the_first_slip():
 @pytest.mark.parametrize("velocity", [1e-3, 3e-3, 0.01, 0.03, 0.1])
 def test_gms_steady_sliding_follows_the_stribeck_curve(velocity):
     """Under steady sliding every Maxwell element slips with m_k -> s(v), so
-    mu = sum nu_k s(v) = s(v): seed 004 eq. 11, within 1 %."""
+    mu = sum nu_k s(v) = s(v): [Kubas and Harlecki 2021] eq. 11, within 1 %."""
     law = law_record("gms")
     mu = run(law, [velocity] * 4000, 1e-4)
     assert mu[-1] == pytest.approx(stribeck(law, MU, velocity), rel=0.01)
@@ -164,8 +164,8 @@ def two_pulley_runs():
 
 @pytest.mark.parametrize("name", ["dahl", "lugre", "gms"])
 def test_every_law_transmits_the_same_torque_with_the_expected_creep(two_pulley_runs, name):
-    """Steady operation: (T1 - T2) R = 50 N m within 2 % for every law (REFERENCES.md
-    section 4), and the speed loss within 10 % of Grashof's (T1 - T2)/(EA + T1) (section 3);
+    """Steady operation: (T1 - T2) R = 50 N m within 2 % for every law (docs/references.md
+    R4), and the speed loss within 10 % of Grashof's (T1 - T2)/(EA + T1) (R3);
     the presliding compliance of the dynamic laws adds a little microslip."""
     (tight, slack, speed), _ = two_pulley_runs[name]
     assert (tight - slack) * 0.1 == pytest.approx(50.0, rel=0.02)
@@ -186,7 +186,7 @@ def test_laws_differ_where_they_should_at_a_load_step(two_pulley_runs):
         assert np.max(np.abs(start - tanh)) > 0.1 * dip, name
 
 
-SEED_002_CASE_1 = """
+KUBAS_2017_CASE_1 = """
 [belt]
 mass_per_length_kg_per_m = 0.1
 axial_stiffness_N = 1.2e5
@@ -220,13 +220,13 @@ radius_m = 0.1
 inertia_kgm2 = 0.05
 bearing_damping_Nms_per_rad = 0.0
 torque_table_speed_rad_per_s = [0.0, 100.0]
-torque_table_Nm = [0.0, 1591.5494309189535]   # 100/(2 pi) w: 100 N m at 2 pi rad/s (seed 002 eq. 2.13)
+torque_table_Nm = [0.0, 1591.5494309189535]   # 100/(2 pi) w: 100 N m at 2 pi rad/s ([Kubas 2017] eq. 2.13)
 """
 
 
 def pretension_for_span_forces(tight, slack, mu, radius, span, wrap=np.pi):
     """Installation tension whose belt length carries ``tight``/``slack`` spans in running:
-    creep theory (REFERENCES.md section 3) puts each wrap at its entry tension except on
+    creep theory (docs/references.md R3) puts each wrap at its entry tension except on
     the exit slip arc ln(T1/T2)/mu, where it changes exponentially; the belt's total
     stretch sum(T ds)/EA is the same installed and running, so the installation tension
     is the length-weighted mean running tension."""
@@ -235,8 +235,8 @@ def pretension_for_span_forces(tight, slack, mu, radius, span, wrap=np.pi):
     return (wraps + (tight + slack) * span) / (2 * span + 2 * wrap * radius)
 
 
-def test_seed_002_case_1_span_forces_after_start_up():
-    """Seed 002 case 1 (REFERENCES.md section 9): two pulleys r = 0.1 m, 0.29 m apart, a
+def test_kubas_2017_case_1_span_forces_after_start_up():
+    """[Kubas 2017] case 1 (docs/references.md R9): two pulleys r = 0.1 m, 0.29 m apart, a
     1.2 m belt of 60 elements, Dahl sigma = 1e4 1/m, resistance 100/(2 pi) w; started from
     rest to about 2 pi rad/s, the spans carry about 120 N (slack) and 1120 N (tight). The
     paper drives by torque, here the crank speed ramps to 2 pi rad/s in 0.3 s; its friction
@@ -246,7 +246,7 @@ def test_seed_002_case_1_span_forces_after_start_up():
     paper reads them off a plot ("about")."""
     pretension = pretension_for_span_forces(1120.0, 120.0, mu=0.8, radius=0.1, span=0.29)
     assert pretension == pytest.approx(540.4, abs=0.5)
-    drive = BeltDrive(load_layout_text(SEED_002_CASE_1.format(pretension=pretension), source="<seed 002 case 1>"))
+    drive = BeltDrive(load_layout_text(KUBAS_2017_CASE_1.format(pretension=pretension), source="<Kubas 2017, case 1>"))
     drive.reset(0.0, 0.0, settle_time=0.05)
     target = 2 * np.pi
     for k in range(50):  # ramp over 0.3 s

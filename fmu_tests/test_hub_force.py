@@ -1,4 +1,4 @@
-"""Hub (bearing) load of an idler at high belt speed (REFERENCES.md section 4).
+"""Hub (bearing) load of an idler at high belt speed (docs/references.md R4).
 
 At 30 m/s the centrifugal tension m'v^2 = 108 N is a fifth of the span tension: the bearing
 feels the span tensions reduced by it. The model has no such formula inside: the reduction

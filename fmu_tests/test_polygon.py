@@ -1,7 +1,7 @@
-"""The polygon effect of the discretized belt (seed 000 section 7, REFERENCES.md section 6).
+"""The polygon effect of the discretized belt ([Scania thesis] section 7, docs/references.md R6).
 
 n nodes running onto a pulley modulate the forces at f = R w n / l. It must show in the
-hub-force spectrum at that frequency, and the seed's filter (low-pass at f/2) must remove it.
+hub-force spectrum at that frequency, and the thesis's filter (low-pass at f/2) must remove it.
 """
 import numpy as np
 import pytest

@@ -1,5 +1,5 @@
-"""Engine-speed sweeps and parameter studies (seed 000 section 5.2, Figs. 5.4-5.5; the
-polygon filter of section 7, REFERENCES.md section 6).
+"""Engine-speed sweeps and parameter studies ([Scania thesis] section 5.2, Figs. 5.4-5.5; the
+polygon filter of section 7, docs/references.md R6).
 
 The runs here are short (2 settling and 1 evaluated engine cycle, speeds from 800 rpm up) so
 the file runs in well under a minute on two cores; the physics they check holds for any

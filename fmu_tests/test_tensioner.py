@@ -1,4 +1,4 @@
-"""Static equilibrium of the automatic tensioner (REFERENCES.md section 7, seed 000 4.3).
+"""Static equilibrium of the automatic tensioner (docs/references.md R7, [Scania thesis] 4.3).
 
 The default drive at rest, with the arm's Coulomb friction removed (it could hold the arm
 anywhere within its band) and a preload that does not match the pretension, started with the

@@ -1,8 +1,8 @@
-"""Two-pulley drive under load against belt-drive theory (REFERENCES.md sections 2-4).
+"""Two-pulley drive under load against belt-drive theory (docs/references.md R2-R4).
 
 Crank (driver) and a loaded pulley of equal cord radius R = 0.1 m, wrap angle pi each,
 EA = 1.2e5 N, pretension 550 N, belt at 10 m/s. With a 50 N m load the spans carry about
-800 N / 300 N, the example of REFERENCES.md section 3 (creep 0.41 %).
+800 N / 300 N, the example of docs/references.md R3 (creep 0.41 %).
 """
 import numpy as np
 import pytest
@@ -29,9 +29,9 @@ def steady_averages(drive, load, duration=0.1, interval=1e-3):
 
 @pytest.mark.parametrize("law", ["tanh", "creep_polynomial", "bristle"])
 def test_torque_balance_and_creep(two_pulley_layout, law):
-    """(T1 - T2) R equals the load torque within 2 % (REFERENCES.md section 4; no bearing loss
+    """(T1 - T2) R equals the load torque within 2 % (docs/references.md R4; no bearing loss
     here), the crank feels the same torque, and the driven pulley's speed loss matches
-    Grashof/Firbank creep, s = (T1 - T2)/(EA + T1), within 10 % (section 3): the margin
+    Grashof/Firbank creep, s = (T1 - T2)/(EA + T1), within 10 % (R3): the margin
     covers the friction laws' regularization and the polygon effect of 100 elements."""
     drive = BeltDrive(two_pulley_layout(law=law))
     load = 50.0
@@ -47,7 +47,7 @@ def test_gross_slip_starts_at_the_capstan_limit(two_pulley_layout):
     """Ramp the load until the driven pulley slips grossly (speed loss > 2 %, five times the
     creep). At the onset the span tensions stand at the Euler-Eytelwein ratio with
     centrifugal tension, (T1 - m'v^2)/(T2 - m'v^2) = exp(mu theta) = 4.81 for mu = 0.5,
-    theta = pi (REFERENCES.md section 2), and the load equals the largest transmittable
+    theta = pi (docs/references.md R2), and the load equals the largest transmittable
     torque within 5 %."""
     drive = BeltDrive(two_pulley_layout(law="tanh", mu=0.5))
     start, rate, interval = 60.0, 50.0, 1e-3  # load ramp [N m], [N m/s]

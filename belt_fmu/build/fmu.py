@@ -60,7 +60,7 @@ def package_name() -> str:
 
 
 def fmu_layout_data(layout: Layout) -> dict:
-    """Layout data for the FMU: the tensioner preload made explicit (seed 000 eqs. 12.23-12.24
+    """Layout data for the FMU: the tensioner preload made explicit ([Scania thesis] eqs. 12.23-12.24
     from the pretension), so that it is an FMU parameter with its value as start."""
     data = layout.to_data()
     if layout.tensioner is not None and layout.tensioner.preload_Nm is None:

@@ -1,8 +1,8 @@
 """Belt elements: massless, geometrically nonlinear planar beam (frame) elements.
 
-Seed 000 section 3.9 (eqs. 3.26-3.34) gives the linear frame element: axial ``EA/L`` and
+[Scania thesis] section 3.9 (eqs. 3.26-3.34) gives the linear frame element: axial ``EA/L`` and
 bending ``EI/L [[4, 2], [2, 4]]`` stiffness with Kelvin-Voigt damping proportional to it
-(eq. 3.34), seed 004 eqs. 30-36 the same for a discrete belt. Here the element is written in
+(eq. 3.34), [Kubas and Harlecki 2021] eqs. 30-36 the same for a discrete belt. Here the element is written in
 co-rotational form (Crisfield, *Non-linear Finite Element Analysis of Solids and Structures*,
 vol. 1, ch. 7), so rigid rotations of any size are exact and only the small deformation
 relative to the element chord is linear:
@@ -17,7 +17,7 @@ relative to the element chord is linear:
 The loads on the nodes follow from virtual work with ``e`` the chord direction and ``n`` its
 normal (``e`` turned +90 deg): node a gets ``N e - V n`` and moment ``-M_a``; node b gets
 ``-N e + V n`` and ``-M_b``. A linear (not co-rotational) element fails the large-deflection
-cantilever of REFERENCES.md section 1.
+cantilever of docs/references.md R1.
 """
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def transverse_damping(belt, s, w):
 
     On a moving belt ``u . n`` is the Eulerian transverse rate dw/dt of the span, so the
     belt's running along its path is not damped; the Kelvin-Voigt bending damping of the
-    elements (seed 000 eq. 3.34) hardly damps the string-like span modes, this does.
+    elements ([Scania thesis] eq. 3.34) hardly damps the string-like span modes, this does.
     """
     u = s.u
     direction = w.element_direction

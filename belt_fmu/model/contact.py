@@ -1,13 +1,13 @@
 """Normal contact between a belt node and a pulley: a penalty (elastogap) law.
 
-Seed 002 eq. 2.8 (= seed 004 eq. 24), after Cepon et al. 2010:
+[Kubas 2017] eq. 2.8 (= [Kubas and Harlecki 2021] eq. 24), after Cepon et al. 2010:
 
     N = c1 p^2 + c2 p + b dp/dt,     p = rho - |r|,     N >= 0
 
 with ``r`` the vector from the pulley centre to the node, ``rho`` the cord-line radius at
 which contact begins and ``p`` the penetration. The force acts along ``r / |r|`` on the node
-(seed 000 eq. 4.1 is the linear case). Contact never pulls: the damping term may reduce the
-force to zero on separation but not below (seed 000 eq. 4.2 for p <= 0).
+([Scania thesis] eq. 4.1 is the linear case). Contact never pulls: the damping term may reduce the
+force to zero on separation but not below ([Scania thesis] eq. 4.2 for p <= 0).
 The coefficients here are per node: the layout gives them per unit belt length and the
 model multiplies by the element length, so that refining the mesh keeps the contact pressure.
 """
@@ -39,7 +39,7 @@ MAX_REBUILD_INTERVAL = 1000
 
 @njit(cache=True, inline="always")
 def normal_force(contact, penetration, penetration_rate):
-    """Contact normal force [N] on a node (seed 002 eq. 2.8) from the CONTACT record,
+    """Contact normal force [N] on a node ([Kubas 2017] eq. 2.8) from the CONTACT record,
     zero out of contact."""
     if penetration <= 0.0:
         return 0.0

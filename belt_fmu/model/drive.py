@@ -1,4 +1,4 @@
-"""Pulleys and their loads: the drive's rigid rotating parts (seed 000 sections 4.2-4.5).
+"""Pulleys and their loads: the drive's rigid rotating parts ([Scania thesis] sections 4.2-4.5).
 
 Kernels the integrator and the outputs share: where the pulley centres are (the tensioner
 pulley rides on its arm, :mod:`belt_fmu.model.tensioner`) and which loads act on a pulley.

@@ -9,33 +9,33 @@ solves the implicit Euler equation of the contact, so a steep regularization nea
 Laws (:data:`LAW_CODES`: the code a FRICTION_LAW record carries for each name a layout may
 give, :data:`belt_fmu.layout.FRICTION_LAWS`):
 
-* creep-rate polynomial, seed 000 section 4.2.1.2, eqs. 4.3-4.5: creep rate
+* creep-rate polynomial, [Scania thesis] section 4.2.1.2, eqs. 4.3-4.5: creep rate
   ``sr = |s| / max(|v_belt|, v_ref)`` (eq. 4.3), ``mu(sr)`` piecewise cubic through
   (0, 0), the peak (s1, mu) and saturation (s2, ratio * mu), constant beyond s2 (eq. 4.4),
   ``F = -mu(sr) N sign(s)`` (eq. 4.5). The thesis names the cubic pieces but not their
   coefficients; here the first rises with slope 1.5 mu/s1 at zero and reaches the peak
   with zero slope, the second is a smooth step with zero end slopes.
-* tanh, seed 001 (Simscape Belt Pulley): ``F = -mu N tanh(4 s / v_thr)``.
-* bristle, elastic/perfectly-plastic (Kim, Leamy & Ferri 2011, cited in seeds 002, 004): a
+* tanh, [Simscape Belt Pulley] (Simscape Belt Pulley): ``F = -mu N tanh(4 s / v_thr)``.
+* bristle, elastic/perfectly-plastic (Kim, Leamy & Ferri 2011, cited by [Kubas 2017] and [Kubas and Harlecki 2021]): a
   tangential spring of stiffness ``k`` whose deflection ``z`` follows the slip while
   ``k |z| < mu N`` and slides at that limit otherwise: ``F = -k z - c_z dz/dt``.
   The deflection is the per-contact friction state.
 
 Dynamic laws with internal friction states, one set per belt node and pulley it touches,
-zeroed when the node leaves the pulley (seeds 002 and 004 reset them likewise). Each is
+zeroed when the node leaves the pulley ([Kubas 2017] and [Kubas and Harlecki 2021] reset them likewise). Each is
 written for the friction coefficient ``m`` of the contact, ``F = -N m``, and integrated
 exactly over a step with the slip ``s`` held at its end-of-step value (their state
 equations are linear in the state for fixed ``s``), so stiff internal dynamics do not limit
 the step either:
 
-* Dahl (Dahl 1968; seed 002 eq. 2.9): ``dm/dx = sigma (1 - m/mu_k sgn(v))``, x the slip
+* Dahl (Dahl 1968; [Kubas 2017] eq. 2.9): ``dm/dx = sigma (1 - m/mu_k sgn(v))``, x the slip
   displacement. For constant slip direction its solution is eq. 2.9,
   ``m = sgn(v) mu_k + (m0 - sgn(v) mu_k) exp(-sigma |x - x0| / mu_k)``, restarting from
   the reversal point (x0, m0): the state is m.
-* LuGre (Canudas de Wit et al. 1995, cited in seed 002): ``dz/dt = v - sigma0 |v| z / g(v)``,
+* LuGre (Canudas de Wit et al. 1995, cited in [Kubas 2017]): ``dz/dt = v - sigma0 |v| z / g(v)``,
   ``m = sigma0 z + sigma1 dz/dt + sigma2 v``, with the Stribeck curve
   ``g(v) = mu_c + (mu_s - mu_c) exp(-(v/v_s)^2)``: the state is z [m].
-* Generalized Maxwell-slip (seed 004 eqs. 1-13): n elements of weight nu_k; a sticking
+* Generalized Maxwell-slip ([Kubas and Harlecki 2021] eqs. 1-13): n elements of weight nu_k; a sticking
   element's coefficient follows the slip, ``dm_k/dt = sigma_k v`` (eqs. 6, 9), until it
   reaches the Stribeck value s(v) of eq. 11 and slips,
   ``dm_k/dt = sgn(v) nu_k c (1 - m_k/s(v))`` (eq. 10), until the slip reverses;
@@ -200,7 +200,7 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass,
 
 @njit(cache=True)
 def stribeck(law, mu, slip):
-    """Stribeck curve, seed 004 eq. 11: ``mu_c + (mu_s - mu_c) exp(-(v/v_s)^2)`` (>= 0)."""
+    """Stribeck curve, [Kubas and Harlecki 2021] eq. 11: ``mu_c + (mu_s - mu_c) exp(-(v/v_s)^2)`` (>= 0)."""
     r = slip / law.stribeck_velocity
     return mu + (law.static_ratio - 1.0) * mu * np.exp(-r * r)
 

@@ -1,9 +1,9 @@
 """Belt path geometry: link (tangent) points, spans, wrap angles, belt length.
 
-Seed 000, appendix 12.1, generalized: instead of the seed's four cases (open/cross span,
+[Scania thesis], appendix 12.1, generalized: instead of the thesis's four cases (open/cross span,
 CW/CCW driver, eqs. 12.1-12.6) one formula covers every span. Each pulley j has a centre
 ``c_j``, a cord-line radius ``rho_j`` (the radius at which the belt's cord runs, which differs
-for ribbed-side and back-side contact, seed 000 section 9) and a wrap sense ``s_j`` (+1: the
+for ribbed-side and back-side contact, [Scania thesis] section 9) and a wrap sense ``s_j`` (+1: the
 belt goes round it counter-clockwise, -1: clockwise). Ribbed-side pulleys turn with the
 crankshaft, back-side pulleys against it.
 
@@ -62,7 +62,7 @@ def span_departure_angle(c_a, rho_a, s_a, c_b, rho_b, s_b) -> float:
 
 @dataclass(frozen=True)
 class BeltPath:
-    """The belt's cord line wrapped around the pulleys, as seed 000 app. 12.1 computes it.
+    """The belt's cord line wrapped around the pulleys, as [Scania thesis] app. 12.1 computes it.
 
     Arrays are indexed by pulley, in belt travel order. Span j runs from pulley j to pulley
     j+1 (cyclic). Angles are polar angles about each pulley centre, CCW positive.
@@ -116,7 +116,7 @@ class BeltPath:
 
     @property
     def length(self) -> float:
-        """Loaded belt length along the cord line [m] (seed 000 section 12.1.8)."""
+        """Loaded belt length along the cord line [m] ([Scania thesis] section 12.1.8)."""
         return float(self.span_length.sum() + self.wrapped_length.sum())
 
     def point(self, j: int, angle: float) -> np.ndarray:

@@ -1,6 +1,6 @@
-"""Initial state of a drive: seed 000 appendix 12.1, made consistent with the model.
+"""Initial state of a drive: [Scania thesis] appendix 12.1, made consistent with the model.
 
-The seed places belt nodes along the loaded path, sets the unstretched length from the
+[Scania thesis] places belt nodes along the loaded path, sets the unstretched length from the
 pretension (eq. 12.22), the tensioner torque from the pretension (eqs. 12.23-12.24), belt and
 pulley speeds from the crank speed by radius ratios (eqs. 12.18-12.20). Its section 9 asks
 for elements of equal length; its start still carries a transient because the discretized
@@ -8,7 +8,7 @@ belt is not in equilibrium. Here the initial state is built to be (nearly) the m
 steady running state, and :meth:`belt_fmu.model.system.BeltDrive.reset` then removes the
 rest of the transient numerically.
 
-1. Steady tension distribution (REFERENCES.md sections 2-4): going along the belt, the
+1. Steady tension distribution (docs/references.md R2-R4): going along the belt, the
    tension rises across each driven pulley by its load torque / radius and drops across the
    crankshaft; inside a wrap it changes only on the exit slip arc, by the capstan law
    ``(T - m'v^2) = (T_in - m'v^2) exp(mu phi)`` (Grashof/Firbank creep theory).
@@ -45,7 +45,7 @@ def span_tension_offsets(path: BeltPath, crank: int, load_torques: np.ndarray) -
     """Span tensions relative to the span leaving the crankshaft (its slack side) [N].
 
     ``load_torques[j]`` [N m] opposes pulley j's running direction; tension rises by
-    torque / radius across each driven pulley (REFERENCES.md section 4).
+    torque / radius across each driven pulley (docs/references.md R4).
     """
     p = path.n_pulleys
     offsets = np.zeros(p)
@@ -56,7 +56,7 @@ def span_tension_offsets(path: BeltPath, crank: int, load_torques: np.ndarray) -
 
 
 def penetration(normal_per_length: float, c1: float, c2: float) -> float:
-    """Penetration [m] where the per-length contact law (seed 002 eq. 2.8) carries a pressure."""
+    """Penetration [m] where the per-length contact law ([Kubas 2017] eq. 2.8) carries a pressure."""
     if normal_per_length <= 0.0:
         return 0.0
     if c1 == 0.0:
@@ -142,7 +142,7 @@ class PathSampler:
 
 def wrap_tension(phi, theta, t_in, t_out, centrifugal, mu):
     """Tension along a wrap at angles ``phi`` from the arrival [N]: constant, then the capstan
-    law on the exit slip arc (REFERENCES.md section 3)."""
+    law on the exit slip arc (docs/references.md R3)."""
     a = t_in - centrifugal
     b = t_out - centrifugal
     if a <= 0.0 or b <= 0.0 or abs(t_out - t_in) < 1e-12:
@@ -257,7 +257,7 @@ class DriveGeometry:
 
     def hub_moment(self, arm_angle, span_tension, centrifugal) -> float:
         """Moment [N m, CCW] of the belt's hub load on the tensioner pulley about the pivot
-        (seed 000 eqs. 12.23-12.24, with the centrifugal term of REFERENCES.md section 4)."""
+        ([Scania thesis] eqs. 12.23-12.24, with the centrifugal term of docs/references.md R4)."""
         t = self.tensioner
         path = self.loaded_path(arm_angle, span_tension, centrifugal)
         p = path.n_pulleys

@@ -1,5 +1,5 @@
 """The automatic tensioner: an arm on a pivot carrying the tensioner pulley, pressed into the
-belt by a torsion spring, with viscous and asymmetric Coulomb damping and end stops (seed 000
+belt by a torsion spring, with viscous and asymmetric Coulomb damping and end stops ([Scania thesis]
 section 4.3).
 
 The arm angle psi is the polar angle of the tensioner pulley's centre about the pivot, CCW;
@@ -44,7 +44,7 @@ def spring_torque(tensioner, psi):
 
 @njit(cache=True)
 def arm_torque(tensioner, psi, psi_rate, hub_x, hub_y):
-    """Torque on the tensioner arm [N m, CCW], Coulomb friction excluded (seed 000 4.3).
+    """Torque on the tensioner arm [N m, CCW], Coulomb friction excluded ([Scania thesis] 4.3).
 
     Belt load (hub force moment about the pivot, eq. 12.23), spring (:func:`spring_torque`),
     viscous damper, end stops (a stiff spring-damper beyond each stop).

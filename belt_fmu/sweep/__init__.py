@@ -1,6 +1,6 @@
 """Engine-speed sweeps and parameter studies of a drive, on the local cores or a Dask cluster.
 
-Seed 000's main result (section 5.2, Figs. 5.4-5.5) is the tensioner angular amplitude and
+[Scania thesis]'s main result (section 5.2, Figs. 5.4-5.5) is the tensioner angular amplitude and
 the first idler's bearing force, max and min, over engine speed, 500-2300 rpm; calibrating a
 drive to measurements (its section 9) takes many such runs. A sweep is the cartesian product
 of study variants (:func:`parse_variation`: layout keys such as ``belt.pretension_N``, or
@@ -11,13 +11,13 @@ One run, :func:`run_point`, is a pure function of the run's layout and parameter
 is deterministic), so every executor gives the same floats:
 
 - crank speed ``w(t) = w_m + dw sin(q w_m t)``: mean speed w_m and a speed irregularity of
-  engine order q and amplitude dw (REFERENCES.md section 8), see :class:`RunSettings`;
+  engine order q and amplitude dw (docs/references.md R8), see :class:`RunSettings`;
 - water-pump load ``T0 + k w_p^2`` at the pump's mean speed w_p, constant over the run;
 - the drive starts from its steady running state at w_m (``BeltDrive.reset``), runs
   ``settle_cycles`` engine cycles (two crank revolutions each) to reach a periodic state,
   then ``cycles`` evaluated cycles and a margin for the filter;
 - the metrics over the evaluated cycles, every signal low-pass filtered at half the polygon
-  frequency (seed 000 section 7): :func:`belt_fmu.postprocess.cycle_metrics`.
+  frequency ([Scania thesis] section 7): :func:`belt_fmu.postprocess.cycle_metrics`.
 
 The results table (CSV) has one row per run, keyed by the run's parameters and appended as
 the runs finish, so an interrupted sweep loses nothing done; started again with ``resume``

@@ -53,7 +53,7 @@ def _is_count(value, low: int) -> bool:
 class RunSettings:
     """Parameters shared by the runs of a sweep; a study may vary any of them by name.
 
-    Crank speed irregularity (REFERENCES.md section 8; seed 000 section 4.4 imported measured
+    Crank speed irregularity (docs/references.md R8; [Scania thesis] section 4.4 imported measured
     crank speeds): engine ``order`` q, the firing frequency per crank revolution (2 for a
     4-cylinder, 3 for a 6-cylinder 4-stroke engine; a multiple of 1/2, so an engine cycle
     holds whole periods), amplitude ``irregularity_rpm`` [rpm], either the same at every speed
@@ -63,7 +63,7 @@ class RunSettings:
     4-cylinder engine at idle, a diesel at the low end.
 
     Water-pump load ``water_pump_torque_Nm + water_pump_quadratic_Nms2 * w_p^2`` [N m]
-    (REFERENCES.md section 8: T0 + k w^2) at the pump's mean speed w_p, the mean crank speed
+    (docs/references.md R8: T0 + k w^2) at the pump's mean speed w_p, the mean crank speed
     by the cord-radius ratio, held constant over the run (following the pump's speed ripple
     would change the belt tensions by under 1 % of the ripple the accessories' inertias cause). The defaults give
     0.29 N m at 500 rpm and 2.2 N m (0.9 kW) at 2300 rpm on the built-in drive. A drive
@@ -144,7 +144,7 @@ class Run:
 
     @property
     def polygon_frequency(self) -> float:
-        """Polygon frequency [Hz] at the mean crank speed (seed 000 eq. 4.14)."""
+        """Polygon frequency [Hz] at the mean crank speed ([Scania thesis] eq. 4.14)."""
         return postprocessing().drive_polygon_frequency(self.layout, self.rpm * RPM)
 
     @property

@@ -18,7 +18,7 @@ viscous friction c:
   J (s^2 + 2 zeta w_c s + w_c^2). With w_c far below the firing frequency it acts on the
   mean speed.
 * **Firing-order pulsation**: n = ``irregularity_order`` (2 for a four-stroke 4-cylinder
-  engine, 3 for a 6-cylinder: REFERENCES.md section 8), phased on the crank angle theta.
+  engine, 3 for a 6-cylinder: docs/references.md R8), phased on the crank angle theta.
   Its amplitude A is set so that the linear model above oscillates at the firing frequency
   Omega = n w_set with the speed amplitude a = ``irregularity_amplitude``:
   A = a |Z(j Omega)|, Z(j Omega) = J (2 zeta w_c + j (Omega - w_c^2 / Omega)), the

@@ -6,7 +6,7 @@ r"""Water pump FMU slave: the hydraulic load torque of a centrifugal coolant pum
 
 with ``pump_T0`` the speed-independent part (seals, bearings) and ``pump_k`` the hydraulic
 part (head and flow both grow with speed, so power grows with the cube of the speed;
-REFERENCES.md section 8: roughly 0.2-1 kW at high speed). For load-step tests the
+docs/references.md R8: roughly 0.2-1 kW at high speed). For load-step tests the
 hydraulic coefficient is multiplied by ``pump_step_factor`` from ``pump_step_time`` on
 (default: never), as when a thermostat opens the radiator circuit. The pump's rotor inertia belongs
 to the belt drive, whose water-pump pulley carries it; this FMU is the load only, without
