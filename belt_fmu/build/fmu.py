@@ -33,7 +33,8 @@ from .slave_script import REQUIRED_PACKAGES, TEMPLATE
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 #: package files the FMU runs (the command line, plots and this builder stay behind)
-RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "simulation.py", "postprocess.py", "model/*.py")
+RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "simulation.py", "postprocess.py", "units.py", "files.py",
+                 "model/*.py")
 CLASS_NAME = "BeltDrive"  # FMI modelIdentifier: binaries/<platform>/BeltDrive.so
 DEFAULT_STEP = 1e-4  # [s] DefaultExperiment step size
 

@@ -35,6 +35,9 @@ from .roots import brent_root
 from .tensioner import spring_torque
 
 SAMPLE_SPACING = 2.0e-5  # [m] resolution of the sampled cord path used for node placement
+#: the steady running state is searched for span tensions up to this strain (EA times it);
+#: beyond, the model declares the belt broken (belt_fmu.model.integrator.STRAIN_LIMIT, 0.25)
+MAX_RUNNING_STRAIN = 0.2
 
 
 class InitializationError(ValueError):
@@ -343,6 +346,8 @@ def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: flo
     centrifugal = geom.mass_per_length * belt_speed ** 2
     path = BeltPath.from_circles(geom.centers, geom.radii, geom.senses)
     loaded = span_tension_offsets(path, crank, steady_load_torques(parameters, speeds, water_pump_torque))
+    if not (np.all(np.isfinite(loaded)) and np.ptp(loaded) < MAX_RUNNING_STRAIN * geom.axial_stiffness):
+        loaded = np.zeros_like(loaded)  # loads no belt carries: start unloaded, the dynamics slip
     try:
         psi, span, march = solve_running_state(geom, rest_length, loaded, centrifugal)
     except InitializationError:

@@ -23,18 +23,21 @@ import numpy as np
 from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
+from .inputs import CRANK_SPEED_RANGE, WATER_PUMP_TORQUE_RANGE, check_inputs  # noqa: F401 (re-exported)
 from .integrator import NOT_FINITE, OK, OVERSTRETCHED, STRAIN_LIMIT, report, run, stable_time_step
 from .outputs import output_specs
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
 
-#: Inputs the model accepts: the crank turns forwards (the initialization builds a running
-#: state in the running direction) and below 1500 rad/s (14 300 rpm; belt speeds beyond that
-#: are outside any automotive drive); water-pump torque magnitudes up to 1 kN m.
-CRANK_SPEED_RANGE = (0.0, 1500.0)  # [rad/s]
-WATER_PUMP_TORQUE_RANGE = (-1000.0, 1000.0)  # [N m]
 #: time [s] the reset lets the drive run at its initial inputs to settle (dynamic relaxation)
 SETTLE_TIME = 0.15
+
+
+#: a pulley whose cord surface runs faster than this multiple of the belt speed plus
+#: RUNAWAY_SPEED_MARGIN [m/s] has run away (creep slip is a few percent; the margin covers
+#: the crank at rest)
+RUNAWAY_SPEED_RATIO = 1.5
+RUNAWAY_SPEED_MARGIN = 5.0
 
 
 class DivergenceError(RuntimeError):
@@ -125,6 +128,22 @@ class BeltDrive:
                                   f"inputs crank_speed={crank_speed!r} rad/s, water_pump_torque="
                                   f"{water_pump_torque!r} N.m, step {dt:.3g} s")
         self.time += interval
+        self._check_runaway(crank_speed, water_pump_torque)
+
+    def _check_runaway(self, crank_speed: float, water_pump_torque: float) -> None:
+        """Raise DivergenceError if a pulley runs away: its cord surface faster than
+        :data:`RUNAWAY_SPEED_RATIO` times the belt speed the crank gives plus
+        :data:`RUNAWAY_SPEED_MARGIN`. The belt cannot drive a pulley that fast, so its load
+        torque drives it (a negative load beyond what the belt can hold back)."""
+        surface = np.abs(self.views.omega) * self.geometry.radii
+        belt_speed = abs(crank_speed) * self.geometry.radii[self.geometry.crank]
+        j = int(np.argmax(surface))
+        if not surface[j] <= RUNAWAY_SPEED_RATIO * belt_speed + RUNAWAY_SPEED_MARGIN:
+            raise DivergenceError(
+                f"pulley {self.pulley_names[j]} ran away by t = {self.time:.6g} s: its surface runs at "
+                f"{surface[j]:.4g} m/s ({abs(self.views.omega[j]):.4g} rad/s), the belt at {belt_speed:.4g} m/s; its "
+                f"load torque drives it and the belt cannot hold it back (inputs crank_speed={crank_speed!r} rad/s, "
+                f"water_pump_torque={water_pump_torque!r} N.m)")
 
     # ------------------------------------------------------------------ outputs
     def current_path(self) -> BeltPath:
@@ -158,12 +177,3 @@ class BeltDrive:
         self.arrays.rebuild_countdown[0] = 0  # neighbour lists are rebuilt from the state
         self.evaluate_outputs()
 
-
-def check_inputs(crank_speed, water_pump_torque) -> None:
-    """Refuse inputs the model is not made for, naming the input, the value and the range."""
-    for name, value, (low, high), unit in (("crank_speed", crank_speed, CRANK_SPEED_RANGE, "rad/s"),
-                                           ("water_pump_torque", water_pump_torque, WATER_PUMP_TORQUE_RANGE, "N.m")):
-        if not isinstance(value, (int, float, np.floating)) or not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
-        if not low <= value <= high:
-            raise ValueError(f"{name} = {value:.6g} {unit} is outside the allowed range [{low:g}, {high:g}] {unit}")
