@@ -253,6 +253,13 @@ class DriveGeometry:
     def closure(self, arm_angle, span_tension, centrifugal, rest_length):
         """(arc reached - path length) [m] after marching n elements, and the march."""
         path = self.loaded_path(arm_angle, span_tension, centrifugal)
+        if not (np.all(np.isfinite(path.wrap_angle)) and np.all(path.radii > 0.0)
+                and np.all(np.isfinite(span_tension))):
+            where = (f" with the tensioner arm {arm_angle - self.arm_installed:+.4g} rad from its installed angle"
+                     if self.tensioner >= 0 else "")
+            raise InitializationError(f"no steady running state: the belt cannot wrap the pulleys{where} at span "
+                                      f"tensions up to {np.max(span_tension):.4g} N; check belt.pretension_N or "
+                                      "unstretched_length_m, the tensioner's preload_Nm and stops, and the loads")
         sampler = PathSampler(path, self.crank, span_tension, centrifugal, self.mu)
         ea = self.axial_stiffness
         nodes, index, reached = sampler.march(lambda t: rest_length * (1.0 + t / ea), self.n_elements)
@@ -305,7 +312,7 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
             return geom.closure(geom.arm_installed, offsets + level, centrifugal, rest_length)[0]
 
         try:
-            level = brent_root(residual, -0.05 * ea - offsets.max(), 0.05 * ea, xtol=1e-10)
+            level = brent_root(residual, -0.05 * ea - offsets.max(), MAX_RUNNING_STRAIN * ea, xtol=1e-10)
         except ValueError as exc:
             raise InitializationError(f"no belt tension closes the loop: {exc}") from None
         span = offsets + level
@@ -327,7 +334,7 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
     def residual(psi):
         return geom.closure(psi, offsets + level_at(psi), centrifugal, rest_length)[0]
 
-    psi = _bracketed_root(residual, geom.arm_installed, (arm["stop_min"], arm["stop_max"]))
+    psi = _bracketed_root(residual, geom.arm_installed, (arm["stop_min"], arm["stop_max"]), geom.arm_installed)
     span = offsets + level_at(psi)
     return psi, span, geom.closure(psi, span, centrifugal, rest_length)[1]
 
@@ -373,8 +380,10 @@ def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: flo
     state.arm[0] = psi
 
 
-def _bracketed_root(func, start, bounds):
-    """Root of ``func`` nearest ``start``, searched in widening brackets within ``bounds``."""
+def _bracketed_root(func, start, bounds, installed):
+    """Root of ``func`` nearest ``start``, searched in widening brackets within ``bounds``
+    (absolute arm angles; ``installed`` the installed angle, from which the layout gives the
+    stops)."""
     lo_bound, hi_bound = bounds
     f0 = func(start)
     if f0 == 0.0:
@@ -387,8 +396,11 @@ def _bracketed_root(func, start, bounds):
             return brent_root(func, lo, start, xtol=1e-12)
         if f_hi * f0 <= 0.0:
             return brent_root(func, start, hi, xtol=1e-12)
+    # f0 > 0: the n elements reach beyond the closed path at the installed angle
+    direction = "long" if f0 > 0.0 else "short"
     raise InitializationError(
-        f"the tensioner arm finds no equilibrium between its stops ({lo_bound:.4g}, {hi_bound:.4g}) rad: "
-        "the belt is too long or too short for the spring; check pretension_N / unstretched_length_m, "
-        "preload_Nm and the stop angles"
+        f"the tensioner arm finds no equilibrium between its stops, tensioner.stop_min_rad = "
+        f"{lo_bound - installed:.4g} and stop_max_rad = {hi_bound - installed:.4g} rad from the installed angle: "
+        f"at the installed angle the belt is too {direction} for the path and the spring; check belt.pretension_N or unstretched_length_m, "
+        "tensioner.preload_Nm and the stop angles"
     )

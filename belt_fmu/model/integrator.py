@@ -26,7 +26,6 @@ freedom.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import njit
@@ -36,7 +35,7 @@ from .contact import normal_contact, rebuild_neighbour_lists
 from .drive import accelerate_pulleys, update_pulley_centers
 from .friction import friction_impulses
 from .outputs import evaluate_outputs
-from .stability import MAX_STEP, STABLE_PENETRATION, explicit_modes, limiting_mode  # noqa: F401
+from .stability import MAX_STEP, explicit_modes, limiting_mode
 from .state import unpack
 from .tensioner import advance_arm
 

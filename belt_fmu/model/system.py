@@ -107,7 +107,19 @@ class BeltDrive:
             self.advance(settle_time, crank_speed, water_pump_torque)
             self.time = 0.0
         else:
-            self.evaluate_outputs()
+            self._diagnose(crank_speed, water_pump_torque)
+
+    def _diagnose(self, crank_speed: float, water_pump_torque: float) -> None:
+        """Compute the diagnostics the outputs read (forces, span tensions, slips) for the
+        current state without moving it: one step of the model's own ``dt``, then the state
+        put back, so that outputs are valid right after a reset without settling (the
+        friction forces are those of a real step: a shorter one resolves less of them)."""
+        saved = self.y.copy()
+        omega = self.parameters.roles[0]["crank_sense"] * crank_speed
+        run(*self._kernel_args, 1, self.dt, omega, water_pump_torque, self.output_values)
+        self.y[:] = saved
+        self.arrays.rebuild_countdown[0] = 0
+        self.evaluate_outputs()
 
     def advance(self, interval: float, crank_speed: float, water_pump_torque: float) -> None:
         """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
