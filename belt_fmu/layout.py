@@ -296,6 +296,7 @@ class Friction:
     reference_speed_m_per_s: float = _key(POSITIVE, 1.0)  # floor of |v_belt| in the creep rate
     velocity_threshold_m_per_s: float = _key(POSITIVE, 0.01)  # tanh law: tanh(4 v / v_thr)
     bristle_stiffness_N_per_m2: float = _key(POSITIVE, 5.0e7)  # bristle law, per belt length
+    bristle_damping_Ns_per_m2: float | None = _key(NON_NEGATIVE, None)  # per belt length; None: sqrt(k m')
     dahl_stiffness_per_m: float = _key(POSITIVE, 1.0e4)  # Dahl sigma [1/m] (seed 002 case 1: 1e4)
     static_ratio: float = _key(_Real(ge=1.0), 1.2)  # LuGre, GMS: static / Coulomb coefficient
     stribeck_velocity_m_per_s: float = _key(POSITIVE, 0.01)  # LuGre, GMS: Stribeck velocity v_s

@@ -286,3 +286,19 @@ def test_outputs_are_valid_right_after_a_reset_without_settling():
     radius = drive.geometry.radii[[p.name for p in layout.pulleys].index("alternator1")]
     torque = drive.load_torques(np.abs(drive.views.omega), 0.0)[2]
     assert rise == pytest.approx(torque / radius, rel=0.02)  # the 2 %: element-wise sampling of the wrap
+
+
+def test_bristle_damping_is_a_layout_value_defaulting_to_half_critical(two_pulley_layout):
+    """friction.bristle_damping_Ns_per_m2: per node l0 times the given value; unset, sqrt(k m)
+    of a node (half the critical damping 2 sqrt(k m) of a node on its bristle spring)."""
+    import dataclasses
+
+    from belt_fmu.model.parameters import translate
+
+    layout = two_pulley_layout(law="bristle")
+    params, _ = translate(layout)
+    belt, law = params.belt[0], params.friction[0]
+    assert law["bristle_damping"] == pytest.approx(math.sqrt(law["bristle_stiffness"] * belt["node_mass"]), rel=1e-12)
+    given = dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, bristle_damping_Ns_per_m2=123.0))
+    params, _ = translate(given)
+    assert params.friction[0]["bristle_damping"] == pytest.approx(123.0 * params.belt[0]["rest_length"], rel=1e-12)
