@@ -297,13 +297,16 @@ def solve_rest_length(geom: DriveGeometry, pretension: float) -> float:
                                   f"{pretension:g} N ({exc}); use more elements or check the geometry") from None
 
 
-def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.ndarray, centrifugal: float):
+def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.ndarray, centrifugal: float,
+                        arm_bias: float = 0.0):
     """Tension level (and tensioner arm angle) of the steady running state.
 
     ``offsets``: span tensions relative to the crank's slack span [N]. Fixed centres: the
     level closes the loop. With a tensioner, its spring torque (:func:`belt_fmu.model.
     tensioner.spring_torque`) sets the level by the arm's torque balance and the arm angle,
-    between the stops, closes the loop.
+    between the stops, closes the loop. ``arm_bias`` [N m, CCW] is a constant torque added
+    to the spring's in that balance (the mean torque of the arm's friction where the drive's
+    vibration leaves it, :meth:`belt_fmu.model.system.BeltDrive.reset`).
     Returns (arm angle, span tensions, march).
     """
     ea = geom.axial_stiffness
@@ -321,7 +324,7 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
     arm = geom.arm[0]
 
     def level_at(psi):
-        spring = spring_torque(arm, psi)
+        spring = spring_torque(arm, psi) + arm_bias
         # hub moment is affine in the level: M = M(0) + level * dM/dlevel
         m0 = geom.hub_moment(psi, offsets, centrifugal)
         m1 = geom.hub_moment(psi, offsets + 1.0, centrifugal)
@@ -339,12 +342,14 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
     return psi, span, geom.closure(psi, span, centrifugal, rest_length)[1]
 
 
-def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: float, water_pump_torque: float):
+def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: float, water_pump_torque: float,
+                        arm_bias: float = 0.0):
     """Write the steady running state at constant inputs into the state views ``state``
     (:class:`belt_fmu.model.state.StateViews`; friction states zero): steps 1-3 of the module
     docstring. ``crank_speed`` [rad/s] in the crank's running direction, ``water_pump_torque``
-    [N m] against the pump's rotation. If the loads need tensions the belt cannot carry (it
-    will slip), the belt starts unloaded and the dynamics apply the loads."""
+    [N m] against the pump's rotation; ``arm_bias`` as in :func:`solve_running_state`. If the
+    loads need tensions the belt cannot carry (it will slip), the belt starts unloaded and the
+    dynamics apply the loads."""
     crank = geom.crank
     rest_length = parameters.belt[0]["rest_length"]
     # belt speed from the crank, running speeds by radius ratio (eq. 12.20)
@@ -356,9 +361,9 @@ def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: flo
     if not (np.all(np.isfinite(loaded)) and np.ptp(loaded) < MAX_RUNNING_STRAIN * geom.axial_stiffness):
         loaded = np.zeros_like(loaded)  # loads no belt carries: start unloaded, the dynamics slip
     try:
-        psi, span, march = solve_running_state(geom, rest_length, loaded, centrifugal)
+        psi, span, march = solve_running_state(geom, rest_length, loaded, centrifugal, arm_bias)
     except InitializationError:
-        psi, span, march = solve_running_state(geom, rest_length, np.zeros_like(loaded), centrifugal)
+        psi, span, march = solve_running_state(geom, rest_length, np.zeros_like(loaded), centrifugal, arm_bias)
     path, sampler, nodes, index = march
     ea = geom.axial_stiffness
     for view in state:

@@ -16,6 +16,7 @@ Typical use::
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -31,6 +32,11 @@ from .state import buffer_sizes, dimensions, unpack_state, unpack_work
 
 #: time [s] the reset lets the drive run at its initial inputs to settle (dynamic relaxation)
 SETTLE_TIME = 0.15
+#: the reset lets the tensioner arm, this much lighter and less damped, come to rest under its
+#: friction for
+#: RATCHET_TIME [s] (BeltDrive._light_arm): what takes the real arm seconds
+RATCHET_SPEEDUP = 40.0
+RATCHET_TIME = 0.15
 
 
 #: a pulley whose cord surface runs faster than this multiple of the belt speed plus
@@ -98,16 +104,62 @@ class BeltDrive:
         The state is first built analytically (:mod:`belt_fmu.model.initialization`) and
         then relaxed by running the model itself for ``settle_time`` [s] at these inputs, so
         that the run starts from the model's own equilibrium without a start-up transient.
+        With a tensioner whose arm has Coulomb friction, the drive settles first without that
+        friction and then with it and a lighter arm (:meth:`_light_arm`), so that the arm
+        starts where its friction holds it against the drive's vibration.
         """
         check_inputs(crank_speed, water_pump_torque)
         init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque)
         self.arrays.rebuild_countdown[0] = 0
         self.time = 0.0
-        if settle_time > 0.0:
-            self.advance(settle_time, crank_speed, water_pump_torque)
-            self.time = 0.0
-        else:
+        if settle_time <= 0.0:
             self._diagnose(crank_speed, water_pump_torque)
+            return
+        record = self.parameters.tensioner[0]
+        if self.geometry.tensioner < 0 or record["friction_away"] == record["friction_toward"] == 0.0:
+            self.advance(settle_time, crank_speed, water_pump_torque)
+        else:
+            with self._arm_without_friction():
+                self.advance(settle_time, crank_speed, water_pump_torque)
+            with self._light_arm():
+                self.advance(RATCHET_TIME, crank_speed, water_pump_torque)
+        self.time = 0.0
+
+    @contextlib.contextmanager
+    def _arm_without_friction(self):
+        """The tensioner arm with its Coulomb friction off, for the first settling of
+        :meth:`reset`: the arm moves to its balance freely instead of being caught by its
+        friction wherever the start's transient leaves it."""
+        record = self.parameters.tensioner[0]
+        saved = (record["friction_away"], record["friction_toward"])
+        record["friction_away"] = record["friction_toward"] = 0.0
+        try:
+            yield
+        finally:
+            record["friction_away"], record["friction_toward"] = saved
+
+    @contextlib.contextmanager
+    def _light_arm(self):
+        """The tensioner arm's inertia divided by :data:`RATCHET_SPEEDUP`, for the second
+        settling of :meth:`reset`: where the arm comes to rest under its Coulomb friction.
+
+        The belt's hub load on the arm is not steady: the belt's nodes run onto the pulley
+        one by one (the polygon effect of the discretized belt) and its spans vibrate, and
+        those load peaks are one-sided. A peak beyond the friction in its direction moves the
+        arm a little and nothing moves it back, so from its frictionless balance the arm
+        ratchets, over seconds, until no peak passes its friction any more; there it sticks.
+        Where it sticks depends neither on its inertia nor on its viscous damping (a stuck arm
+        does not move: the friction balances the load whatever they are); how fast it gets
+        there does: the arm's motion per peak is inversely proportional to them, so both are
+        divided here and every time scale of the arm's own motion shrinks alike."""
+        record = self.parameters.tensioner[0]
+        saved = (record["arm_inertia"], record["damping"])
+        record["arm_inertia"] /= RATCHET_SPEEDUP
+        record["damping"] /= RATCHET_SPEEDUP  # a damped arm creeps at a pace set by its damper
+        try:
+            yield
+        finally:
+            record["arm_inertia"], record["damping"] = saved
 
     def _diagnose(self, crank_speed: float, water_pump_torque: float) -> None:
         """Compute the diagnostics the outputs read (forces, span tensions, slips) for the
