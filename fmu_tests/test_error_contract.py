@@ -177,7 +177,7 @@ def test_unexpected_error_is_one_line_and_a_request_to_report(monkeypatch, capsy
      "contact: the stable time step would be 6e-11 s, set by the belt's contact mode"),
     ("damping_Ns_per_m2 = 4.0e3", "damping_Ns_per_m2 = 1e30", "contact.damping_Ns_per_m2 = 1e+30"),
     ("bending_damping_Nm2s = 1.0e-7", "bending_damping_Nm2s = 1e30", "belt's bending rotation mode"),
-    ("damping_Nms_per_rad = 0.05", "damping_Nms_per_rad = 1e30", "tensioner.damping_Nms_per_rad: 1e+30 is too large"),
+    ("damping_Nms_per_rad = 1.0 ", "damping_Nms_per_rad = 1e30 ", "tensioner.damping_Nms_per_rad: 1e+30 is too large"),
 ])
 def test_layout_magnitudes_are_bounded_naming_the_field(tmp_path, capsys, old, new, expected):
     path = layout_with(tmp_path, old, new)

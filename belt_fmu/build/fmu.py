@@ -37,6 +37,7 @@ RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "simulation.py", "postp
                  "model/*.py")
 CLASS_NAME = "BeltDrive"  # FMI modelIdentifier: binaries/<platform>/BeltDrive.so
 DEFAULT_STEP = 1e-4  # [s] DefaultExperiment step size
+DOCUMENTATION = "documentation/index.html"  # every variable with its unit and meaning
 
 
 class NativeLoaderWarning(UserWarning):
@@ -161,7 +162,10 @@ def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
             content = src.read(item.filename)
             if item.filename == "modelDescription.xml":
                 content = model_description.complete(content, units, ranges, description, DEFAULT_STEP, 1.0)
-            dst.writestr(item, content)
+                completed = content
+            if item.filename != DOCUMENTATION:
+                dst.writestr(item, content)
+        dst.writestr(DOCUMENTATION, model_description.documentation_html(completed))
 
 
 def warm_jit_cache(fmu: Path) -> None:
