@@ -186,7 +186,17 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
     from fmpy.fmi1 import FMICallException
 
     start = time.perf_counter()
-    instance = FmuInstance(fmu_path, log=log)
+    messages = []
+
+    def keep(level, text):
+        messages.append((level, text))
+        if log is not None:
+            log(level, text)
+
+    try:
+        instance = FmuInstance(fmu_path, log=keep)
+    except Exception as err:  # fmpy: "Failed to instantiate model", a library that does not load, ...
+        raise FmuError(_failure(fmu_path, "instantiation", err, messages)) from None
     try:
         instance.initialize({**(parameters or {}), "crank_speed": crank(0.0), "water_pump_torque": torque(0.0)})
     except FMICallException as err:

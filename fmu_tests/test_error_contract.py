@@ -302,3 +302,15 @@ def test_bristle_damping_is_a_layout_value_defaulting_to_half_critical(two_pulle
     given = dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, bristle_damping_Ns_per_m2=123.0))
     params, _ = translate(given)
     assert params.friction[0]["bristle_damping"] == pytest.approx(123.0 * params.belt[0]["rest_length"], rel=1e-12)
+
+
+def test_an_fmu_that_cannot_be_instantiated_is_an_fmu_error(fmu, tmp_path, capsys):
+    """A belt_fmu FMU whose binary is damaged: exit 3 naming the FMU and the failed step."""
+    damaged = tmp_path / "Damaged.fmu"
+    with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(damaged, "w") as target:
+        for item in source.infolist():
+            data = source.read(item.filename)
+            target.writestr(item, b"not a shared library" if item.filename.startswith("binaries/") else data)
+    status, _, err = run_cli(capsys, "cosim", str(damaged), "--t-end", "0.001")
+    assert status == EXIT_MODEL
+    assert f"{damaged}: instantiation failed" in err
