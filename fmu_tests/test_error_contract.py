@@ -314,3 +314,21 @@ def test_an_fmu_that_cannot_be_instantiated_is_an_fmu_error(fmu, tmp_path, capsy
     status, _, err = run_cli(capsys, "cosim", str(damaged), "--t-end", "0.001")
     assert status == EXIT_MODEL
     assert f"{damaged}: instantiation failed" in err
+
+
+def test_an_unstretched_length_six_percent_short_starts():
+    """The other way to pre-stretch a belt by 6 %: an unstretched length 6 % short of the
+    cord path on fixed centres. The span tension is then EA times the strain of the belt
+    on its (loaded) path, within 1 % (the contact penetration shortens the path a little)."""
+    from conftest import two_pulley_text
+
+    from belt_fmu.model.geometry import BeltPath
+    from belt_fmu.model.system import BeltDrive
+
+    ea = 1.2e5
+    text = two_pulley_text(pretension=1000.0, ea=ea)
+    length = BeltPath.from_layout(load_layout_text(text)).length
+    layout = load_layout_text(text.replace("pretension_N = 1000.0", f"unstretched_length_m = {length / 1.06!r}"))
+    drive = BeltDrive(layout)
+    drive.reset(0.0, 0.0, settle_time=0.0)
+    assert drive.outputs()["span_tension_driver_driven"] == pytest.approx(0.06 * ea, rel=0.01)
