@@ -8,8 +8,9 @@ Exit status: 0 done; 1 an output file could not be written; 2 a bad command line
 or an invalid layout file (the message names the file, the field, the value and what is
 allowed); 3 the model could not run the requested inputs (the integration diverged, or the
 drive has no steady running state to start from; doctor: this machine cannot run the FMU);
-130 interrupted. Expected failures print
-one message to stderr, never a traceback.
+4 an internal error (a bug: one line and a request to report it; ``--debug`` shows the
+traceback); 130 interrupted. Every failure prints one message to stderr, never a traceback
+(except with ``--debug``).
 """
 from __future__ import annotations
 
@@ -29,19 +30,33 @@ EXIT_OUTPUT = 1
 EXIT_USAGE = 2  # argparse's status
 EXIT_LAYOUT = 2
 EXIT_MODEL = 3
+EXIT_INTERNAL = 4
 EXIT_INTERRUPTED = 130
 
 #: runs longer than this [s simulated] show a progress bar when stderr is a terminal
 PROGRESS_MIN_T_END = 0.2
 #: figure file suffixes the --plot options accept (see belt_fmu.plots.FORMATS)
 FIGURE_SUFFIXES = (".png", ".pdf", ".svg")
+#: results-table formats --out writes, by file suffix (belt_fmu.simulation.Results.write)
+TABLE_SUFFIXES = (".csv", ".mat")  # the keys of belt_fmu.simulation.TABLE_FORMATS
+
+
+def _debug_requested(argv: list[str]) -> bool:
+    """Whether ``--debug`` is on the command line (it is read before parsing, so that even a
+    failure while parsing shows its traceback)."""
+    return "--debug" in argv
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status
     (argparse's exits for ``--help`` and usage errors included: never raises SystemExit)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = _debug_requested(argv)
+    command = "belt-fmu"
     try:
-        args = _parser().parse_args(argv)
+        parser = _parser()
+        args = _parse(parser, argv)
+        command = f"belt-fmu {args.command}"
         return args.run(args)
     except SystemExit as done:  # argparse: --help, --version, usage errors
         return done.code if isinstance(done.code, int) else int(done.code is not None)
@@ -50,20 +65,53 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except Exception as err:
         status = _failure_status(err)
-        if status is None:  # a bug: keep the traceback
-            raise
-        print(f"belt-fmu {args.command}: error: {err}", file=sys.stderr)
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        if status is None:  # a bug: one line, the traceback only on request
+            print(f"{command}: internal error: {type(err).__name__}: {_one_line(err)}\n"
+                  f"This is a bug in belt_fmu {__version__}; please report it with the command line and "
+                  "input files" + ("" if debug else " (run again with --debug for the full traceback)") + ".",
+                  file=sys.stderr)
+            return EXIT_INTERNAL
+        print(f"{command}: error: {err}", file=sys.stderr)
         return status
 
 
+def _one_line(err: BaseException) -> str:
+    text = " | ".join(line for line in str(err).splitlines() if line.strip())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str]):
+    """Parse ``argv``; an unknown option is an error naming the closest option of the
+    subcommand ("did you mean --rpm?")."""
+    import difflib
+
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        sub = parser._subparsers._group_actions[0].choices[args.command]  # the subcommand's parser
+        known = [s for action in sub._actions for s in action.option_strings if s.startswith("--")]
+        hints = []
+        for extra in extras:
+            if extra.startswith("-"):
+                close = difflib.get_close_matches(extra.split("=", 1)[0], known, n=1, cutoff=0.6)
+                if close:
+                    hints.append(f"did you mean {close[0]} (for {extra.split('=', 1)[0]})?")
+        sub.error("unrecognized arguments: " + " ".join(extras) + ("; " + " ".join(hints) if hints else ""))
+    return args
+
+
 def _failure_status(err: Exception) -> int | None:
-    """Exit status of an expected failure, None for anything else."""
+    """Exit status of an expected failure, None for anything else (a bug)."""
     if isinstance(err, LayoutError):
         return EXIT_LAYOUT
+    from .cosim import FmuError
     from .model.initialization import InitializationError
     from .model.system import DivergenceError
 
-    if isinstance(err, (DivergenceError, InitializationError)):
+    if isinstance(err, (DivergenceError, InitializationError, FmuError, MemoryError)):
         return EXIT_MODEL
     return None
 
@@ -158,33 +206,47 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("fmu", nargs="?", metavar="FMU", help="the FMU file to check for (default: one built here)")
     doctor.set_defaults(run=_doctor_command, error=doctor.error)
     _add_sweep_parser(commands, layout_help)
+    for sub in [parser, *commands.choices.values()]:
+        sub.add_argument("--debug", action="store_true",
+                         help="show the full traceback of an error (for a bug report)")
     return parser
 
 
 def _add_inputs(parser, prefix: str = "") -> None:
     """--rpm and --water-pump-torque: the drive's two inputs, held constant."""
-    parser.add_argument("--rpm", type=_real("a finite crank speed >= 0 [rpm]", lambda x: x >= 0.0), default=800.0,
-                        metavar="RPM", help=prefix + "crank speed [rpm] (default: %(default)g)")
-    parser.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0, metavar="NM",
-                        help=prefix + "water-pump load torque [N m], positive against its rotation "
-                                      "(default: %(default)g)")
+    from .model.inputs import RPM_RANGE, WATER_PUMP_TORQUE_RANGE
+
+    low, high = RPM_RANGE
+    parser.add_argument("--rpm", type=_real(f"a crank speed in [{low:g}, {high:.0f}] rpm (the model's range)",
+                                            lambda x: low <= x <= high), default=800.0,
+                        metavar="RPM", help=prefix + f"crank speed [rpm], {low:g} to {high:.0f} (default: %(default)g)")
+    low, high = WATER_PUMP_TORQUE_RANGE
+    parser.add_argument("--water-pump-torque", type=_real(f"a torque in [{low:g}, {high:g}] N m (the model's range)",
+                                                          lambda x: low <= x <= high),
+                        default=0.0, metavar="NM",
+                        help=prefix + f"water-pump load torque [N m], positive against its rotation, {low:g} to "
+                                      f"{high:g} (default: %(default)g)")
 
 
 def _add_run_outputs(parser) -> None:
     """--t-end, --out, --plot and --progress of a run that writes a results table."""
     parser.add_argument("--t-end", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1.0,
                         metavar="SECONDS", help="simulated time [s] (default: %(default)g)")
-    parser.add_argument("--out", metavar="CSV", help="write the results table to this CSV file")
+    parser.add_argument("--out", metavar="FILE", help="write the results table to this file, in the format of its "
+                        "extension: " + ", ".join(TABLE_SUFFIXES) + " (CSV with a 'name [unit]' header; MATLAB "
+                        "v5 MAT-file, one variable per column plus structs units and descriptions)")
     parser.add_argument("--plot", metavar="FIGURE", help="plot the results to this file (.png, .pdf or .svg)")
     parser.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                         help=f"show a progress bar (default: when --t-end > {PROGRESS_MIN_T_END:g} s "
                              "and stderr is a terminal)")
 
 
-def _check_outputs(error, layout_path: str, outputs: dict[str, str | None]) -> None:
+def _check_outputs(error, layout_path: str, outputs: dict[str, str | None],
+                   table_suffixes: tuple[str, ...] = TABLE_SUFFIXES) -> None:
     """Refuse output paths that would overwrite the layout file or each other, lie in a
-    missing directory, or (figures) have a format we cannot write. ``outputs`` maps each
-    option (--out, --plot) to its path or None."""
+    missing directory, or (figures, tables) have a format we cannot write. ``outputs`` maps
+    each option (--out, --plot) to its path or None; ``table_suffixes`` are the formats --out
+    takes."""
     layout_path = Path(layout_path)
     seen = {}
     for option, path in outputs.items():
@@ -203,6 +265,9 @@ def _check_outputs(error, layout_path: str, outputs: dict[str, str | None]) -> N
         if option == "--plot" and path.suffix.lower() not in FIGURE_SUFFIXES:
             error(f"argument {option}: {path}: unknown figure format; use a name ending in "
                   + ", ".join(FIGURE_SUFFIXES))
+        if option == "--out" and path.suffix.lower() not in table_suffixes:
+            error(f"argument {option}: {path}: unknown table format {path.suffix or '(no extension)'!r}; use a "
+                  "name ending in " + ", ".join(table_suffixes))
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -312,6 +377,7 @@ def _simulate_command(args) -> int:
           f"{args.t_end:g} s simulated; friction law {layout.friction.law}")
     print()
     print(_summary(results, layout))
+    _print_slip_warnings(results, layout)
     print()
     print(f"wall time: {results.wall_time:.3g} s integrating, {total:.3g} s in all "
           "(JIT compilation, build and settle included)")
@@ -340,8 +406,14 @@ def _build_command(args) -> int:
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NativeLoaderWarning)
-        path = build_fmu(args.layout, args.output, crank_speed=args.rpm * RPM,
-                         water_pump_torque=args.water_pump_torque, warm_cache=args.warm)
+        try:
+            path = build_fmu(args.layout, args.output, crank_speed=args.rpm * RPM,
+                             water_pump_torque=args.water_pump_torque, warm_cache=args.warm)
+        except OSError as err:
+            if err.filename is None or Path(err.filename).resolve().parent != Path(args.output).resolve().parent:
+                raise  # not the output file: unexpected
+            print(f"belt-fmu build: error: -o {args.output}: cannot write: {err.strerror or err}", file=sys.stderr)
+            return EXIT_OUTPUT
     for warning in caught:
         print(f"belt-fmu build: warning: {warning.message}", file=sys.stderr)
     print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - start:.3g} s"
@@ -350,11 +422,15 @@ def _build_command(args) -> int:
 
 
 def _cosim_command(args) -> int:
-    from .cosim import cosimulate
+    from .cosim import FmuError, check_fmu, cosimulate
     from .layout import load_layout_data
 
     if not Path(args.fmu).is_file():
         args.error(f"argument FMU: {args.fmu}: no such file")
+    try:
+        check_fmu(args.fmu)
+    except FmuError as err:
+        args.error(f"argument FMU: {err}")
     _check_outputs(args.error, args.fmu, {"--out": args.out, "--plot": args.plot})
     start = time.perf_counter()
     with _progress_bar(args) as progress:
@@ -368,6 +444,7 @@ def _cosim_command(args) -> int:
           f"{args.t_end:g} s in communication steps of {args.step:g} s")
     print()
     print(_summary(results, layout))
+    _print_slip_warnings(results, layout)
     print()
     print(f"load time: {results.load_time:.3g} s (unpack, instantiate, initialize)")
     print(f"wall time: {results.wall_time:.3g} s stepping, {total:.3g} s in all")
@@ -389,7 +466,7 @@ def _write_results(args, results, layout) -> int:
     """Write the table (--out) and the figure (--plot) of ``results``; the exit status."""
     ok = True
     if args.out is not None:
-        ok &= _write("--out", args.out, results.to_csv)
+        ok &= _write("--out", args.out, results.write)
     if args.plot is not None:
         from .plots import plot_results, save_figure
 
@@ -481,7 +558,7 @@ def _add_sweep_parser(commands, layout_help: str) -> None:
     group.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                        help="show a progress bar (default: when stderr is a terminal)")
     group = sweep.add_argument_group("output")
-    group.add_argument("--out", metavar="CSV", help="results table, one row per run, written as runs finish")
+    group.add_argument("--out", metavar="CSV", help="results table (.csv), one row per run, written as runs finish")
     group.add_argument("--plot", metavar="FIGURE", help="plot the results over speed to this file (.png, .pdf or .svg)")
     existing = group.add_mutually_exclusive_group()
     existing.add_argument("--resume", action="store_true",
@@ -502,7 +579,8 @@ def _sweep_command(args) -> int:
     if (args.resume or args.overwrite) and args.out is None:
         args.error("argument --resume/--overwrite: give the table with --out")
     layout = load_layout(args.layout)
-    _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
+    _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot},
+                   table_suffixes=(".csv",))
     if args.out is not None and Path(args.out).exists() and not (args.resume or args.overwrite):
         args.error(f"argument --out: {args.out} exists; pass --resume to continue that sweep or --overwrite "
                    "to replace it")
@@ -515,6 +593,12 @@ def _sweep_command(args) -> int:
         study = plan(layout, rpms, settings, variations)
     except ValueError as err:
         args.error(str(err))
+    from .model.inputs import RPM_RANGE
+
+    outside = sorted({run.rpm for run in study.runs if not RPM_RANGE[0] <= run.rpm <= RPM_RANGE[1]})
+    if outside:
+        args.error(f"argument --rpm: {outside[0]:g} rpm is outside the model's range [{RPM_RANGE[0]:g}, "
+                   f"{RPM_RANGE[1]:.0f}] rpm")
     workers = args.workers or default_workers()
     where = (f"the Dask cluster at {args.scheduler}" if args.scheduler is not None
              else "this process" if workers == 1 else f"{workers} local processes")
@@ -617,8 +701,22 @@ def _progress_bar(args):
         yield lambda t: bar.update(t - bar.n)
 
 
+#: outputs the printed summary shows in degrees (results files keep radians)
+DEGREE_COLUMNS = ("tensioner_angle", "tensioner_angle_rel")
+
+
+def _print_slip_warnings(results, layout) -> None:
+    """A warning line per pulley that slipped grossly during the run (below the summary)."""
+    from .postprocess import gross_slips
+
+    for event in gross_slips(results, layout):
+        print(f"warning: {event}")
+
+
 def _summary(results, layout) -> str:
     """Mean, min and max of the main outputs over the last half of the run."""
+    import numpy as np
+
     t = results["time"]
     last = t >= 0.5 * t[-1]
     from .model.outputs import pulley_output_name, span_output_name, spans
@@ -632,8 +730,10 @@ def _summary(results, layout) -> str:
     rows = []
     for column in columns:
         values = results[column][last]
-        rows.append([column, results.units[column], f"{values.mean():.5g}", f"{values.min():.5g}",
-                     f"{values.max():.5g}"])
+        unit = results.units[column]
+        if column in DEGREE_COLUMNS:  # angles for people in degrees (radians in the files)
+            values, unit = np.degrees(values), "deg"
+        rows.append([column, unit, f"{values.mean():.5g}", f"{values.min():.5g}", f"{values.max():.5g}"])
     title = f"last half of the run, t = {t[last][0]:g} to {t[-1]:g} s (bearing_force: {layout.headline_pulley_name}):"
     return title + "\n" + _table(["output", "unit", "mean", "min", "max"], rows)
 

@@ -23,6 +23,41 @@ import numpy as np
 from .simulation import RPM, Results, Signal, _signal
 
 LOG_LEVELS = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")
+#: what makes an FMU a belt_fmu FMU: its inputs, and the layout it carries
+REQUIRED_INPUTS = ("crank_speed", "water_pump_torque")
+LAYOUT_MEMBER = "resources/layout.json"
+
+
+class FmuError(RuntimeError):
+    """An FMU that cannot be used (not an FMU, not a belt_fmu FMU) or that failed a call; the
+    message names the file and, for a failed call, the FMU's own error messages."""
+
+
+def check_fmu(fmu_path) -> None:
+    """Raise :class:`FmuError` unless ``fmu_path`` is an FMI 2.0 co-simulation FMU built by
+    ``belt-fmu build`` (a zip archive with a model description, the inputs
+    :data:`REQUIRED_INPUTS` and the layout it carries)."""
+    import zipfile
+
+    from fmpy import read_model_description
+
+    path = Path(fmu_path)
+    if not zipfile.is_zipfile(path):
+        raise FmuError(f"{path} is not an FMU (an FMU is a zip archive; build one with belt-fmu build)")
+    try:
+        description = read_model_description(str(path))
+    except Exception as err:  # fmpy raises plain exceptions for every kind of damage
+        raise FmuError(f"{path} is not a readable FMU: {type(err).__name__}: {err}") from None
+    if description.coSimulation is None:
+        raise FmuError(f"{path} ({description.modelName}) is not a co-simulation FMU")
+    inputs = {v.name for v in description.modelVariables if v.causality == "input"}
+    with zipfile.ZipFile(path) as archive:
+        has_layout = LAYOUT_MEMBER in archive.namelist()
+    missing = [name for name in REQUIRED_INPUTS if name not in inputs]
+    if missing or not has_layout:
+        lacks = ([f"input {', '.join(missing)}"] if missing else []) + ([LAYOUT_MEMBER] if not has_layout else [])
+        raise FmuError(f"{path} (model {description.modelName!r}) is not a belt_fmu FMU: it lacks "
+                       f"{' and '.join(lacks)}; give an FMU written by belt-fmu build")
 
 
 class FmuInstance:
@@ -150,10 +185,26 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
             and abs(stride * step_size - output_interval) < 1e-9 * output_interval):
         raise ValueError("need t_end > 0, step_size > 0 and output_interval a multiple of step_size")
     n_steps = int(round(t_end / step_size))
+    check_fmu(fmu_path)
+    from fmpy.fmi1 import FMICallException
 
     start = time.perf_counter()
-    instance = FmuInstance(fmu_path, log=log)
-    instance.initialize({**(parameters or {}), "crank_speed": crank(0.0), "water_pump_torque": torque(0.0)})
+    messages = []
+
+    def keep(level, text):
+        messages.append((level, text))
+        if log is not None:
+            log(level, text)
+
+    try:
+        instance = FmuInstance(fmu_path, log=keep)
+    except Exception as err:  # fmpy: "Failed to instantiate model", a library that does not load, ...
+        raise FmuError(_failure(fmu_path, "instantiation", err, messages)) from None
+    try:
+        instance.initialize({**(parameters or {}), "crank_speed": crank(0.0), "water_pump_torque": torque(0.0)})
+    except FMICallException as err:
+        instance.close()
+        raise FmuError(_failure(fmu_path, "initialization", err, instance.messages)) from None
     load_time = time.perf_counter() - start
     outputs = instance.names("output")
     rows, times, inputs = [instance.get(outputs)], [0.0], [(crank(0.0), torque(0.0))]
@@ -162,8 +213,11 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
         for k in range(n_steps):
             t = k * step_size
             tick = time.perf_counter()
-            instance.set({"crank_speed": crank(t), "water_pump_torque": torque(t)})
-            instance.step(step_size)
+            try:
+                instance.set({"crank_speed": crank(t), "water_pump_torque": torque(t)})
+                instance.step(step_size)
+            except FMICallException as err:
+                raise FmuError(_failure(fmu_path, f"the step from t = {t:.6g} s", err, instance.messages)) from None
             record = (k + 1) % stride == 0
             if record:
                 rows.append(instance.get(outputs))
@@ -191,6 +245,13 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
     results.layout_data = instance.layout_data
     results.messages = instance.messages
     return results
+
+
+def _failure(fmu_path, what: str, err, messages) -> str:
+    """The message of a failed FMU call: what failed, fmpy's status and the FMU's last errors."""
+    errors = [text for level, text in messages if level in ("ERROR", "FATAL", "DISCARD")][-3:]
+    said = "; ".join(errors) if errors else "no message from the FMU"
+    return f"{fmu_path}: {what} failed ({err}): {said}"
 
 
 def _declared_unit(variable) -> str | None:

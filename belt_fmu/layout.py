@@ -59,6 +59,17 @@ BELT_LENGTH_KEYS = ("pretension_N", "unstretched_length_m")
 #: friction laws a layout may name (belt_fmu.model.friction implements them)
 FRICTION_LAWS = ("creep_polynomial", "tanh", "bristle", "dahl", "lugre", "gms")
 GMS_MAX_ELEMENTS = 8  # Maxwell-slip elements per contact at most
+#: Magnitudes a layout may have. A front-end accessory drive fits in a 1 m box; these bounds
+#: are ten times wider, so that they only refuse values that are no drive at all (a typo, a
+#: unit slip: mm for m) before they reach the model, where they would overflow or hang.
+MAX_COORDINATE_M = 10.0  # |x|, |y| of centres and the pivot [m]
+MAX_RADIUS_M = 2.0  # pulley radius [m]
+MAX_THICKNESS_M = 0.05  # belt height [m]
+MAX_MASS_PER_LENGTH = 10.0  # [kg/m] (a 6PK belt: 0.1 kg/m; the heaviest flat power belts: ~2 kg/m)
+#: elements the model accepts at most: the cost of a step grows with them (the default
+#: drive's 150 run faster than real time; 2000 take ~15 times longer per step, and the step
+#: shrinks with the element length, see belt_fmu.model.layout_checks.MIN_TIME_STEP)
+MAX_ELEMENTS = 2000
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,14 +132,18 @@ class _Real:
 
 @dataclass(frozen=True)
 class _Integer:
-    """An integer (not a float, not a boolean) >= ``ge``."""
+    """An integer (not a float, not a boolean) >= ``ge`` and, if given, <= ``le``."""
 
     ge: int
+    le: int | None = None
 
     def problem(self, value: Any) -> str | None:
-        if isinstance(value, int) and not isinstance(value, bool) and value >= self.ge:
+        if (isinstance(value, int) and not isinstance(value, bool) and value >= self.ge
+                and (self.le is None or value <= self.le)):
             return None
-        return f"must be an integer >= {self.ge}"
+        if self.le is None:
+            return f"must be an integer >= {self.ge}"
+        return f"must be an integer in [{self.ge}, {self.le}]"
 
     def convert(self, value: Any) -> int:
         return value
@@ -175,12 +190,13 @@ class _Name:
 
 @dataclass(frozen=True)
 class _Point:
-    """A point [x, y] of two finite numbers [m]."""
+    """A point [x, y] of two finite numbers [m], each within +-MAX_COORDINATE_M."""
 
     def problem(self, value: Any) -> str | None:
-        if isinstance(value, list) and len(value) == 2 and all(FINITE.problem(v) is None for v in value):
+        coordinate = _Real(ge=-MAX_COORDINATE_M, le=MAX_COORDINATE_M)
+        if isinstance(value, list) and len(value) == 2 and all(coordinate.problem(v) is None for v in value):
             return None
-        return "must be [x, y], two finite numbers"
+        return f"must be [x, y], two numbers in [-{MAX_COORDINATE_M:g}, {MAX_COORDINATE_M:g}] m"
 
     def convert(self, value: Any) -> tuple[float, float]:
         return (float(value[0]), float(value[1]))
@@ -243,16 +259,16 @@ class Drive:
 class Belt:
     """``[belt]``: the belt as a Kelvin-Voigt beam; exactly one of the last two is not None."""
 
-    mass_per_length_kg_per_m: float = _key(POSITIVE)  # m' [kg/m]
+    mass_per_length_kg_per_m: float = _key(_Real(gt=0.0, le=MAX_MASS_PER_LENGTH))  # m' [kg/m]
     axial_stiffness_N: float = _key(POSITIVE)  # EA [N]
     bending_stiffness_Nm2: float = _key(POSITIVE)  # EI [N m^2]
     axial_damping_Ns: float = _key(NON_NEGATIVE, 0.5)  # axial force += c_a * strain rate [N s]
     bending_damping_Nm2s: float = _key(NON_NEGATIVE, 1.0e-7)  # moment += c_b * curvature rate [N m^2 s]
     transverse_damping_Ns_per_m2: float = _key(NON_NEGATIVE, 5.0)  # span vibration damping per length
-    thickness_m: float = _key(POSITIVE)  # total belt height h [m]
+    thickness_m: float = _key(_Real(gt=0.0, le=MAX_THICKNESS_M))  # total belt height h [m]
     cord_offset_m: float = _key(NON_NEGATIVE, 1.0e-3)  # ribbed contact line to cord line [m], <= h
     groove_angle_rad: float = _key(_Real(gt=0.0, le=math.pi), 0.6981317)  # poly-V angle phi (pi: flat)
-    n_elements: int = _key(_Integer(ge=12))  # number of beam elements
+    n_elements: int = _key(_Integer(ge=12, le=MAX_ELEMENTS))  # number of beam elements
     pretension_N: float | None = _key(POSITIVE, None)  # installation span tension [N]
     unstretched_length_m: float | None = _key(POSITIVE, None)  # unstretched cord length [m]
 
@@ -280,6 +296,7 @@ class Friction:
     reference_speed_m_per_s: float = _key(POSITIVE, 1.0)  # floor of |v_belt| in the creep rate
     velocity_threshold_m_per_s: float = _key(POSITIVE, 0.01)  # tanh law: tanh(4 v / v_thr)
     bristle_stiffness_N_per_m2: float = _key(POSITIVE, 5.0e7)  # bristle law, per belt length
+    bristle_damping_Ns_per_m2: float | None = _key(NON_NEGATIVE, None)  # per belt length; None: sqrt(k m')
     dahl_stiffness_per_m: float = _key(POSITIVE, 1.0e4)  # Dahl sigma [1/m] ([Kubas 2017] case 1: 1e4)
     static_ratio: float = _key(_Real(ge=1.0), 1.2)  # LuGre, GMS: static / Coulomb coefficient
     stribeck_velocity_m_per_s: float = _key(POSITIVE, 0.01)  # LuGre, GMS: Stribeck velocity v_s
@@ -307,7 +324,7 @@ class Pulley:
     name: str = _key(_Name())  # unique
     role: str = _key(_Choice(("crankshaft", "water_pump", "accessory", "idler", "tensioner")))
     center_m: tuple[float, float] = _key(_Point())  # centre (tensioner: installed position) [m]
-    radius_m: float = _key(POSITIVE)  # radius of the surface the belt touches [m]
+    radius_m: float = _key(_Real(gt=0.0, le=MAX_RADIUS_M))  # radius of the surface the belt touches [m]
     side: str = _key(_Choice(("ribbed", "back")), "ribbed")  # belt side touching the pulley
     inertia_kgm2: float = _key(NON_NEGATIVE, 0.0)  # polar inertia [kg m^2]
     bearing_damping_Nms_per_rad: float = _key(NON_NEGATIVE, 1.0e-4)  # viscous bearing loss
@@ -388,7 +405,7 @@ def field_bounds(table: str, key: str) -> Bounds:
     if isinstance(rule, _Series):
         rule = rule.item
     if isinstance(rule, _Integer):
-        return Bounds(rule.ge, None, True, False)
+        return Bounds(rule.ge, rule.le, True, rule.le is not None)
     if not isinstance(rule, _Real):
         raise TypeError(f"{table}.{key} is not a number: it {rule.problem(None)}")
     low, low_inclusive = (rule.gt, False) if rule.gt is not None else (rule.ge, rule.ge is not None)

@@ -96,10 +96,41 @@ def plot_layout(layout):
 # ---------------------------------------------------------------------------------------------
 
 
-def plot_results(results, layout):
-    """Four panels over time: tensioner arm angle from its installed position, hub-force
+#: line styles cycled with the colours, so that the traces of a panel (7 spans of the built-in
+#: drive, more than a colour cycle tells apart at a glance) stay distinguishable in print
+LINE_STYLES = ("-", "--", "-.", ":")
+
+
+def _polygon_filtered(results, layout, column):
+    """``column`` low-pass filtered at half the polygon frequency of the run's mean crank
+    speed (belt_fmu.postprocess.polygon_filter), or None if the samples cannot resolve that
+    cutoff (sampled slower than the polygon frequency, or too short a record)."""
+    from .postprocess import drive_polygon_frequency, polygon_filter
+
+    t = results["time"]
+    if len(t) < 16:
+        return None
+    interval = float(t[1] - t[0])
+    speed = float(np.mean(np.abs(results["crank_speed_input"]))) if "crank_speed_input" in results.columns else 0.0
+    if speed <= 0.0:
+        return None
+    polygon_hz = drive_polygon_frequency(layout, speed)
+    if not 0.0 < 0.5 * polygon_hz < 0.5 / interval:
+        return None
+    try:
+        return polygon_filter(results[column], interval, polygon_hz)
+    except ValueError:  # a record too short for the filter's padding
+        return None
+
+
+def plot_results(results, layout, raw: bool = True):
+    """Four panels over time: tensioner arm angle from its installed position [deg], hub-force
     magnitude per pulley, span tensions, pulley speeds. ``results`` is a
-    :class:`~belt_fmu.simulate.Results` of a drive built from ``layout``."""
+    :class:`~belt_fmu.simulate.Results` of a drive built from ``layout``.
+
+    Forces are drawn polygon-filtered (low-pass at half the polygon frequency, the
+    discretization's ripple removed, [Scania thesis] section 7), the raw signal faint behind them
+    when ``raw``; each trace has its own colour and line style."""
     t = results["time"]
     pulley_names = [p.name for p in layout.pulleys]
     fig, axes = plt.subplots(4, 1, figsize=(9.0, 11.0), sharex=True)
@@ -108,17 +139,30 @@ def plot_results(results, layout):
     ax.set_ylabel("tensioner arm angle\nfrom installed [deg]")
     if layout.tensioner is None:
         ax.text(0.5, 0.5, "no tensioner", transform=ax.transAxes, ha="center", va="center")
+    filtered_any = False
     panels = [
-        (axes[1], [(name, pulley_output_name("hub_force", name)) for name in pulley_names], "hub force |F| [N]"),
+        (axes[1], [(name, pulley_output_name("hub_force", name)) for name in pulley_names], "hub force |F| [N]", True),
         (axes[2], [(f"{a} -> {b}", span_output_name("span_tension", a, b)) for a, b in spans(pulley_names)],
-         "span tension [N]"),
-        (axes[3], [(name, pulley_output_name("speed", name)) for name in pulley_names], "pulley speed [rad/s]"),
+         "span tension [N]", True),
+        (axes[3], [(name, pulley_output_name("speed", name)) for name in pulley_names], "pulley speed [rad/s]", False),
     ]
-    for ax, lines, label in panels:
-        for name, column in lines:
-            ax.plot(t, results[column], label=name, linewidth=1.0)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for ax, lines, label, force in panels:
+        for k, (name, column) in enumerate(lines):
+            style = {"color": colors[k % len(colors)], "linestyle": LINE_STYLES[(k // len(colors) + k) % len(LINE_STYLES)]}
+            smooth = _polygon_filtered(results, layout, column) if force else None
+            if smooth is None:
+                ax.plot(t, results[column], label=name, linewidth=1.0, **style)
+                continue
+            filtered_any = True
+            if raw:
+                ax.plot(t, results[column], linewidth=0.5, alpha=0.2, color=style["color"])
+            ax.plot(t, smooth, label=name, linewidth=1.2, **style)
         ax.set_ylabel(label)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if filtered_any:
+        axes[1].set_title("forces polygon-filtered (below half the polygon frequency)"
+                          + (", raw signal faint" if raw else ""), fontsize=8)
     for ax in axes:
         ax.grid(True, linewidth=0.3)
     axes[-1].set_xlabel("time [s]")

@@ -161,3 +161,56 @@ def cycle_metrics(results, layout, crank_speed_rad_per_s: float, start: int, cyc
             signals[output] = filtered(output)[start:stop]
         metrics[metric.name] = float(STATISTICS[statistic][1](signals[output]))
     return metrics
+
+
+# ---------------------------------------------------------------------------------------------
+# Gross slip: a pulley the belt no longer drives
+# ---------------------------------------------------------------------------------------------
+
+#: a pulley whose slip, averaged over :data:`GROSS_SLIP_WINDOW`, exceeds this in magnitude
+#: slips grossly: the belt slides on it instead of creeping. A poly-V drive's creep slip stays
+#: within about 1-2 % (Gates, "Belt drive design manual"; the creep law's peak lies at 1 %,
+#: Scania thesis (Vahedi 2012) section 5.2), and the friction laws saturate at 5 %.
+GROSS_SLIP = 0.05
+#: [s] averaging window of the gross-slip check: longer than the polygon ripple (~1 ms) and a
+#: firing period at idle (~40 ms at 800 rpm, 4 cylinders) would make a squeal too short to see
+GROSS_SLIP_WINDOW = 0.01
+
+
+@dataclass(frozen=True)
+class GrossSlip:
+    """A pulley that slipped grossly during a run: when it started, the largest and the mean
+    window-averaged slip (fractions; negative: the pulley overruns the belt)."""
+
+    pulley: str
+    start_s: float
+    peak: float
+    mean: float
+
+    def __str__(self) -> str:
+        return (f"gross slip of pulley {self.pulley}: from t = {self.start_s:.4g} s, up to {100 * self.peak:.3g} % "
+                f"(mean over the run {100 * self.mean:.3g} %; beyond +-{100 * GROSS_SLIP:g} % the belt slides on "
+                f"the pulley instead of driving it: its load torque is more than the belt can carry, or the drive "
+                f"resonates)")
+
+
+def gross_slips(results, layout, threshold: float = GROSS_SLIP, window_s: float = GROSS_SLIP_WINDOW) -> list[GrossSlip]:
+    """The pulleys whose slip, averaged over ``window_s`` [s], exceeds ``threshold`` in
+    magnitude at some time of ``results`` (a :class:`~belt_fmu.simulation.Results`)."""
+    from .model.outputs import pulley_output_name
+
+    time = np.asarray(results["time"])
+    if len(time) < 2:
+        return []
+    width = max(1, min(len(time), int(round(window_s / float(time[1] - time[0])))))
+    found = []
+    for pulley in layout.pulleys:
+        if pulley.role == "crankshaft":
+            continue
+        slip = np.asarray(results[pulley_output_name("slip", pulley.name)], dtype=float)
+        averaged = np.convolve(slip, np.full(width, 1.0 / width), mode="valid")
+        beyond = np.flatnonzero(~(np.abs(averaged) <= threshold))  # NaN counts as beyond
+        if beyond.size:
+            peak = averaged[np.nanargmax(np.abs(averaged))] if np.isfinite(averaged).any() else math.nan
+            found.append(GrossSlip(pulley.name, float(time[beyond[0]]), float(peak), float(np.mean(slip))))
+    return found

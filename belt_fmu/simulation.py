@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,40 @@ class Results:
         with atomic_write(path) as f:
             np.savetxt(f, data, delimiter=",", header=header, comments="", fmt="%.9g")
         return path
+
+
+    def to_mat(self, path) -> Path:
+        """Write the table as a MATLAB v5 MAT-file (``scipy.io.savemat``): one variable per
+        column (a column vector, SI units), and the structs ``units`` and ``descriptions``
+        with one field per column. Written atomically, like :meth:`to_csv`."""
+        from scipy.io import savemat
+
+        path = Path(path)
+        for name in self.columns:
+            if not MAT_NAME.fullmatch(name):
+                raise ValueError(f"column {name!r} is not a valid MATLAB variable name (at most 63 characters, "
+                                 "a letter first, then letters, digits and underscores)")
+        data = {name: np.asarray(values, dtype=float).reshape(-1, 1) for name, values in self.columns.items()}
+        data["units"] = {name: self.units[name] for name in self.columns}
+        data["descriptions"] = {name: self.descriptions.get(name, "") for name in self.columns}
+        with atomic_write(path, "wb") as f:
+            savemat(f, data, format="5", long_field_names=True, do_compression=True, oned_as="column")
+        return path
+
+    def write(self, path) -> Path:
+        """Write the table in the format of ``path``'s extension, one of :data:`TABLE_FORMATS`
+        (.csv: :meth:`to_csv`, .mat: :meth:`to_mat`); ValueError for any other."""
+        suffix = Path(path).suffix.lower()
+        if suffix not in TABLE_FORMATS:
+            raise ValueError(f"{path}: unknown table format {suffix or '(no extension)'!r}; use one of "
+                             + ", ".join(TABLE_FORMATS))
+        return getattr(self, TABLE_FORMATS[suffix])(path)
+
+
+#: results-table formats by file extension: the :class:`Results` method that writes each
+TABLE_FORMATS = {".csv": "to_csv", ".mat": "to_mat"}
+#: a MATLAB variable or struct field name
+MAT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}")
 
 
 def _signal(value: Signal, name: str) -> Callable[[float], float]:

@@ -51,7 +51,7 @@ def test_invalid_layout_file_exits_2_naming_file_and_field(layout_file, capsys):
     layout_file.write_text(layout_file.read_text().replace("n_elements = 150", "n_elements = 5"))
     assert main(["layout", str(layout_file)]) == EXIT_LAYOUT
     err = capsys.readouterr().err
-    assert f"{layout_file}: belt.n_elements: 5 must be an integer >= 12" in err
+    assert f"{layout_file}: belt.n_elements: 5 must be an integer in [12, 2000]" in err
     assert "Traceback" not in err
 
 

@@ -230,7 +230,9 @@ def test_ssp_runs_end_to_end_with_libcosim_and_applies_the_parameter_set(run):
     speed, ssv = results["belt.water_pump_speed"], ssv_values()
     assert results["pump.water_pump_torque"][1:] == pytest.approx(ssv["pump_T0"] + ssv["pump_k"] * speed[:-1] ** 2,
                                                                   rel=1e-14)
-    assert np.ptp(settled(results, "belt.tensioner_angle")[1]) > 0.05  # the arm swings
+    # the arm swings: the built-in drive's arm swings by about 0.6 deg peak to peak at idle with
+    # this engine's irregularity (docs/default-drive.md: no resonance at idle)
+    assert np.ptp(settled(results, "belt.tensioner_angle")[1]) > 0.005
 
 
 @needs_libcosim
@@ -265,7 +267,7 @@ def test_tensioner_angle_responds_at_the_firing_frequency(run):
         assert dominant_frequency(*settled(results, "belt.tensioner_angle")) == pytest.approx(firing, rel=0.02)
     firing = 2 * 800 * RPM / (2 * np.pi)
     swing = amplitude_at(*settled(run("libcosim"), "belt.tensioner_angle"), firing)
-    assert swing > 0.02  # rad
+    assert swing > 0.002  # rad; about 0.006 for the built-in drive, whose idle is off its resonance
     assert amplitude_at(*settled(run("libcosim", **QUIET), "belt.tensioner_angle"), firing) < 0.01 * swing
 
 

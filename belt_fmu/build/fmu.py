@@ -33,9 +33,11 @@ from .slave_script import REQUIRED_PACKAGES, TEMPLATE
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 #: package files the FMU runs (the command line, plots and this builder stay behind)
-RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "simulation.py", "postprocess.py", "model/*.py")
+RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "simulation.py", "postprocess.py", "units.py", "files.py",
+                 "model/*.py")
 CLASS_NAME = "BeltDrive"  # FMI modelIdentifier: binaries/<platform>/BeltDrive.so
 DEFAULT_STEP = 1e-4  # [s] DefaultExperiment step size
+DOCUMENTATION = "documentation/index.html"  # every variable with its unit and meaning
 
 
 class NativeLoaderWarning(UserWarning):
@@ -160,7 +162,10 @@ def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
             content = src.read(item.filename)
             if item.filename == "modelDescription.xml":
                 content = model_description.complete(content, units, ranges, description, DEFAULT_STEP, 1.0)
-            dst.writestr(item, content)
+                completed = content
+            if item.filename != DOCUMENTATION:
+                dst.writestr(item, content)
+        dst.writestr(DOCUMENTATION, model_description.documentation_html(completed))
 
 
 def warm_jit_cache(fmu: Path) -> None:

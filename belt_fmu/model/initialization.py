@@ -35,6 +35,9 @@ from .roots import brent_root
 from .tensioner import spring_torque
 
 SAMPLE_SPACING = 2.0e-5  # [m] resolution of the sampled cord path used for node placement
+#: the steady running state is searched for span tensions up to this strain (EA times it);
+#: beyond, the model declares the belt broken (belt_fmu.model.integrator.STRAIN_LIMIT, 0.25)
+MAX_RUNNING_STRAIN = 0.2
 
 
 class InitializationError(ValueError):
@@ -250,6 +253,13 @@ class DriveGeometry:
     def closure(self, arm_angle, span_tension, centrifugal, rest_length):
         """(arc reached - path length) [m] after marching n elements, and the march."""
         path = self.loaded_path(arm_angle, span_tension, centrifugal)
+        if not (np.all(np.isfinite(path.wrap_angle)) and np.all(path.radii > 0.0)
+                and np.all(np.isfinite(span_tension))):
+            where = (f" with the tensioner arm {arm_angle - self.arm_installed:+.4g} rad from its installed angle"
+                     if self.tensioner >= 0 else "")
+            raise InitializationError(f"no steady running state: the belt cannot wrap the pulleys{where} at span "
+                                      f"tensions up to {np.max(span_tension):.4g} N; check belt.pretension_N or "
+                                      "unstretched_length_m, the tensioner's preload_Nm and stops, and the loads")
         sampler = PathSampler(path, self.crank, span_tension, centrifugal, self.mu)
         ea = self.axial_stiffness
         nodes, index, reached = sampler.march(lambda t: rest_length * (1.0 + t / ea), self.n_elements)
@@ -287,13 +297,16 @@ def solve_rest_length(geom: DriveGeometry, pretension: float) -> float:
                                   f"{pretension:g} N ({exc}); use more elements or check the geometry") from None
 
 
-def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.ndarray, centrifugal: float):
+def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.ndarray, centrifugal: float,
+                        arm_bias: float = 0.0):
     """Tension level (and tensioner arm angle) of the steady running state.
 
     ``offsets``: span tensions relative to the crank's slack span [N]. Fixed centres: the
     level closes the loop. With a tensioner, its spring torque (:func:`belt_fmu.model.
     tensioner.spring_torque`) sets the level by the arm's torque balance and the arm angle,
-    between the stops, closes the loop.
+    between the stops, closes the loop. ``arm_bias`` [N m, CCW] is a constant torque added
+    to the spring's in that balance (the mean torque of the arm's friction where the drive's
+    vibration leaves it, :meth:`belt_fmu.model.system.BeltDrive.reset`).
     Returns (arm angle, span tensions, march).
     """
     ea = geom.axial_stiffness
@@ -302,7 +315,7 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
             return geom.closure(geom.arm_installed, offsets + level, centrifugal, rest_length)[0]
 
         try:
-            level = brent_root(residual, -0.05 * ea - offsets.max(), 0.05 * ea, xtol=1e-10)
+            level = brent_root(residual, -0.05 * ea - offsets.max(), MAX_RUNNING_STRAIN * ea, xtol=1e-10)
         except ValueError as exc:
             raise InitializationError(f"no belt tension closes the loop: {exc}") from None
         span = offsets + level
@@ -311,7 +324,7 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
     arm = geom.arm[0]
 
     def level_at(psi):
-        spring = spring_torque(arm, psi)
+        spring = spring_torque(arm, psi) + arm_bias
         # hub moment is affine in the level: M = M(0) + level * dM/dlevel
         m0 = geom.hub_moment(psi, offsets, centrifugal)
         m1 = geom.hub_moment(psi, offsets + 1.0, centrifugal)
@@ -324,17 +337,19 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
     def residual(psi):
         return geom.closure(psi, offsets + level_at(psi), centrifugal, rest_length)[0]
 
-    psi = _bracketed_root(residual, geom.arm_installed, (arm["stop_min"], arm["stop_max"]))
+    psi = _bracketed_root(residual, geom.arm_installed, (arm["stop_min"], arm["stop_max"]), geom.arm_installed)
     span = offsets + level_at(psi)
     return psi, span, geom.closure(psi, span, centrifugal, rest_length)[1]
 
 
-def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: float, water_pump_torque: float):
+def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: float, water_pump_torque: float,
+                        arm_bias: float = 0.0):
     """Write the steady running state at constant inputs into the state views ``state``
     (:class:`belt_fmu.model.state.StateViews`; friction states zero): steps 1-3 of the module
     docstring. ``crank_speed`` [rad/s] in the crank's running direction, ``water_pump_torque``
-    [N m] against the pump's rotation. If the loads need tensions the belt cannot carry (it
-    will slip), the belt starts unloaded and the dynamics apply the loads."""
+    [N m] against the pump's rotation; ``arm_bias`` as in :func:`solve_running_state`. If the
+    loads need tensions the belt cannot carry (it will slip), the belt starts unloaded and the
+    dynamics apply the loads."""
     crank = geom.crank
     rest_length = parameters.belt[0]["rest_length"]
     # belt speed from the crank, running speeds by radius ratio (eq. 12.20)
@@ -343,10 +358,12 @@ def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: flo
     centrifugal = geom.mass_per_length * belt_speed ** 2
     path = BeltPath.from_circles(geom.centers, geom.radii, geom.senses)
     loaded = span_tension_offsets(path, crank, steady_load_torques(parameters, speeds, water_pump_torque))
+    if not (np.all(np.isfinite(loaded)) and np.ptp(loaded) < MAX_RUNNING_STRAIN * geom.axial_stiffness):
+        loaded = np.zeros_like(loaded)  # loads no belt carries: start unloaded, the dynamics slip
     try:
-        psi, span, march = solve_running_state(geom, rest_length, loaded, centrifugal)
+        psi, span, march = solve_running_state(geom, rest_length, loaded, centrifugal, arm_bias)
     except InitializationError:
-        psi, span, march = solve_running_state(geom, rest_length, np.zeros_like(loaded), centrifugal)
+        psi, span, march = solve_running_state(geom, rest_length, np.zeros_like(loaded), centrifugal, arm_bias)
     path, sampler, nodes, index = march
     ea = geom.axial_stiffness
     for view in state:
@@ -368,8 +385,10 @@ def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: flo
     state.arm[0] = psi
 
 
-def _bracketed_root(func, start, bounds):
-    """Root of ``func`` nearest ``start``, searched in widening brackets within ``bounds``."""
+def _bracketed_root(func, start, bounds, installed):
+    """Root of ``func`` nearest ``start``, searched in widening brackets within ``bounds``
+    (absolute arm angles; ``installed`` the installed angle, from which the layout gives the
+    stops)."""
     lo_bound, hi_bound = bounds
     f0 = func(start)
     if f0 == 0.0:
@@ -382,8 +401,11 @@ def _bracketed_root(func, start, bounds):
             return brent_root(func, lo, start, xtol=1e-12)
         if f_hi * f0 <= 0.0:
             return brent_root(func, start, hi, xtol=1e-12)
+    # f0 > 0: the n elements reach beyond the closed path at the installed angle
+    direction = "long" if f0 > 0.0 else "short"
     raise InitializationError(
-        f"the tensioner arm finds no equilibrium between its stops ({lo_bound:.4g}, {hi_bound:.4g}) rad: "
-        "the belt is too long or too short for the spring; check pretension_N / unstretched_length_m, "
-        "preload_Nm and the stop angles"
+        f"the tensioner arm finds no equilibrium between its stops, tensioner.stop_min_rad = "
+        f"{lo_bound - installed:.4g} and stop_max_rad = {hi_bound - installed:.4g} rad from the installed angle: "
+        f"at the installed angle the belt is too {direction} for the path and the spring; check belt.pretension_N or unstretched_length_m, "
+        "tensioner.preload_Nm and the stop angles"
     )

@@ -26,7 +26,6 @@ freedom.
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 from numba import njit
@@ -36,6 +35,7 @@ from .contact import normal_contact, rebuild_neighbour_lists
 from .drive import accelerate_pulleys, update_pulley_centers
 from .friction import friction_impulses
 from .outputs import evaluate_outputs
+from .stability import MAX_STEP, explicit_modes, limiting_mode
 from .state import unpack
 from .tensioner import advance_arm
 
@@ -48,43 +48,16 @@ STRAIN_LIMIT = 0.25
 HEALTH_CHECK_INTERVAL = 64
 #: fraction of the stability limit used as time step
 STEP_SAFETY = 0.8
-#: accuracy bound on the time step [s]: the implicit axial part damps modes with
-#: w dt ~ 1 numerically, so keep w dt < 0.1 up to ~800 Hz (polygon frequencies are higher)
-MAX_STEP = 2.0e-5
-#: [m] the contact stiffness d N / d p = c2 + 2 c1 p grows with the penetration p; the step
-#: is made stable up to this penetration, well beyond a node's steady one (microns on the
-#: built-in drive) and about the deepest the layout rule allows (5 % of a cord radius,
-#: belt_fmu.model.layout_checks.MAX_PENETRATION: 1.4 mm on a 29 mm alternator)
-STABLE_PENETRATION = 1e-3
 
 
 def stable_time_step(parameters, max_step: float = MAX_STEP) -> float:
-    """Time step [s]: :data:`STEP_SAFETY` times the stability limit of the explicit part,
-    at most ``max_step``.
-
-    Symplectic Euler on an oscillator of frequency w is stable for ``w dt < 2``; with
-    damping of ratio z, for ``w dt < 2 (sqrt(1 + z^2) - z)``. The belt's axial stiffness is
-    implicit (:func:`belt_fmu.model.belt.implicit_axial_correction`), so the fastest
-    explicit modes are a node rotating against its neighbours' bending stiffness
-    (``w = 2 sqrt(4 EI / (l0 J))``), shearing between them (``2 sqrt(12 EI / (l0^3 m))``),
-    bouncing on its contact spring (at :data:`STABLE_PENETRATION`), and the bristle spring.
-    """
+    """Time step [s]: :data:`STEP_SAFETY` times the stability limit of the explicit part
+    (:mod:`belt_fmu.model.stability`), at most ``max_step``."""
     belt, contact, friction = parameters.belt[0], parameters.contact[0], parameters.friction[0]
-    m = belt["node_mass"]
-    l0 = belt["rest_length"]
-    ei = belt["bending_stiffness"]
-    k_rot = 4.0 * ei / l0
-    w_rot = 2.0 * math.sqrt(k_rot / belt["node_inertia"])
-    z_rot = belt["bending_damping"] / l0 * 4.0 * w_rot / (2.0 * k_rot)
-    w_shear = 2.0 * math.sqrt(12.0 * ei / (l0 ** 3 * m))
-    k_contact = contact["stiffness_linear"] + 2.0 * contact["stiffness_quadratic"] * STABLE_PENETRATION
-    w_contact = math.sqrt(k_contact / m)
-    z_contact = contact["damping"] / (2.0 * math.sqrt(k_contact * m))
-    modes = [(w_rot, z_rot), (w_shear, 0.0), (w_contact, z_contact)]
-    if friction["bristle_stiffness"] > 0.0:
-        modes.append((math.sqrt(friction["bristle_stiffness"] / m), 0.0))
-    limit = min(2.0 * (math.sqrt(1 + z * z) - z) / w for w, z in modes)
-    return min(STEP_SAFETY * limit, max_step)
+    modes = explicit_modes(belt["node_mass"], belt["node_inertia"], belt["rest_length"], belt["bending_stiffness"],
+                           belt["bending_damping"], contact["stiffness_linear"], contact["stiffness_quadratic"],
+                           contact["damping"], friction["bristle_stiffness"])
+    return min(STEP_SAFETY * limiting_mode(modes)[0], max_step)
 
 
 @njit(cache=True, inline="always")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .geometry import TWO_PI, BeltPath
+from .stability import MAX_RATE_STEPS, MAX_STEP, MODE_ADVICE, explicit_modes, limiting_mode
 
 #: an element may span at most this angle of the smallest pulley (chord = cord radius at 60 deg)
 MAX_ELEMENT_ANGLE = np.pi / 3
@@ -20,6 +21,20 @@ MAX_PENETRATION = 0.05
 #: a wrap angle closer than this to 0 or 2 pi [rad] is a pulley the belt does not really wrap
 #: (or wraps fully): a misplaced pulley or a wrong side or crank_rotation, not a drive
 MIN_WRAP_MARGIN = 1e-3
+#: [s] the shortest stable time step the model accepts (belt_fmu.model.stability): the
+#: built-in drive runs at 2e-5 s; at 1e-6 s a second of a 150-element drive takes about 15 s
+#: of computing, and shorter steps come from values no belt has (a belt of 0.1 mg/m, a
+#: damping of 1e30) that would make every command run for hours
+MIN_TIME_STEP = 1e-6
+#: the largest installation strain: pretension_N <= MAX_PRESTRAIN EA. Stretch-fit (elastic)
+#: belts are installed at up to about 5 % (Gates, "Stretch Fit belt installation", 2014);
+#: 15 % leaves room for the running tensions below the strain the model treats as a broken
+#: belt (belt_fmu.model.integrator.STRAIN_LIMIT, 25 %)
+MAX_PRESTRAIN = 0.15
+#: an unstretched length within this factor of the installed cord length: a tensioner arm
+#: swinging between its stops takes up a part of a difference; a factor of 2 is no drive (a
+#: unit slip, a typo), and the initialization judges what lies between
+MAX_LENGTH_RATIO = 2.0
 
 
 def span_problems(path: BeltPath, names, source: str) -> list[str]:
@@ -96,6 +111,11 @@ def geometry_problems(layout) -> list[str]:
     if problems:
         return problems
     belt = layout.belt
+    problems += _length_problems(layout, path.length)
+    if problems:
+        return problems
+    problems += _time_step_problems(layout, path.length)
+    problems += _rigid_body_rate_problems(layout)
     smallest = int(np.argmin(path.radii))
     rho = float(path.radii[smallest])
     chord_max = 2.0 * rho * np.sin(0.5 * MAX_ELEMENT_ANGLE)
@@ -117,4 +137,92 @@ def geometry_problems(layout) -> list[str]:
                 f"the belt would sink more than {100 * MAX_PENETRATION:g} % of the cord radius into pulley "
                 f"{names[smallest]}; must be >= {minimum:.3g}"
             )
+    return problems
+
+
+def _length_problems(layout, cord_length: float) -> list[str]:
+    """The belt's installation within what the model can start from: pretension at most
+    :data:`MAX_PRESTRAIN` EA; an unstretched length within a factor :data:`MAX_LENGTH_RATIO`
+    of the installed cord length."""
+    belt = layout.belt
+    ea = belt.axial_stiffness_N
+    if belt.pretension_N is not None:
+        if belt.pretension_N > MAX_PRESTRAIN * ea:
+            return [f"{layout.source}: belt.pretension_N: {belt.pretension_N!r} N would stretch the belt by "
+                    f"{100 * belt.pretension_N / ea:.3g} % (axial_stiffness_N = {ea:g} N); must be <= "
+                    f"{MAX_PRESTRAIN * ea:.6g} N ({100 * MAX_PRESTRAIN:g} % of EA)"]
+        return []
+    low, high = cord_length / MAX_LENGTH_RATIO, MAX_LENGTH_RATIO * cord_length
+    length = belt.unstretched_length_m
+    if not low <= length <= high:
+        what = "short" if length < low else "long"
+        return [f"{layout.source}: belt.unstretched_length_m: {length!r} m is far too {what} for the installed "
+                f"cord path of {cord_length:.6g} m; must be in [{low:.6g}, {high:.6g}] m (and close to the cord "
+                f"length: a belt a few percent shorter)"]
+    return []
+
+
+def _time_step_problems(layout, cord_length: float) -> list[str]:
+    """The stable time step (belt_fmu.model.stability) at least :data:`MIN_TIME_STEP`; the
+    message names the mode that limits it and the keys that set that mode."""
+    belt, contact, friction = layout.belt, layout.contact, layout.friction
+    if belt.unstretched_length_m is not None:
+        l0 = belt.unstretched_length_m / belt.n_elements
+    else:
+        l0 = cord_length / (belt.n_elements * (1.0 + belt.pretension_N / belt.axial_stiffness_N))
+    m = belt.mass_per_length_kg_per_m * l0
+    inertia = m * (l0 * l0 + belt.thickness_m ** 2) / 12.0
+    bristle = friction.bristle_stiffness_N_per_m2 * l0 if friction.law == "bristle" else 0.0
+    try:
+        modes = explicit_modes(m, inertia, l0, belt.bending_stiffness_Nm2, belt.bending_damping_Nm2s,
+                               contact.stiffness_linear_N_per_m2 * l0, contact.stiffness_quadratic_N_per_m3 * l0,
+                               contact.damping_Ns_per_m2 * l0, bristle)
+        limit, mode = limiting_mode(modes)
+    except (OverflowError, ZeroDivisionError, ValueError):
+        limit, mode = 0.0, None
+    if limit >= MIN_TIME_STEP:
+        return []
+    if mode is None:
+        return [f"{layout.source}: belt: the values give no finite stable time step; the model needs >= "
+                f"{MIN_TIME_STEP:g} s: check the belt's, contact's and friction's magnitudes"]
+    keys = {"bending rotation": ("belt.bending_stiffness_Nm2", "belt.bending_damping_Nm2s", "belt.n_elements",
+                                 "belt.mass_per_length_kg_per_m"),
+            "bending shear": ("belt.bending_stiffness_Nm2", "belt.n_elements", "belt.mass_per_length_kg_per_m"),
+            "contact": ("contact.stiffness_linear_N_per_m2", "contact.stiffness_quadratic_N_per_m3",
+                        "contact.damping_Ns_per_m2", "belt.mass_per_length_kg_per_m"),
+            "bristle": ("friction.bristle_stiffness_N_per_m2", "belt.mass_per_length_kg_per_m")}[mode.name]
+    values = ", ".join(f"{key} = {getattr(getattr(layout, key.split('.')[0]), key.split('.')[1])!r}" for key in keys)
+    return [f"{layout.source}: {keys[0].split('.')[0]}: the stable time step would be {limit:.3g} s, set by the "
+            f"belt's {mode.name} mode ({values}); the model needs >= {MIN_TIME_STEP:g} s: {MODE_ADVICE[mode.name]}"]
+
+
+def _rigid_body_rate_problems(layout) -> list[str]:
+    """The explicit dampers and springs of the pulleys and the tensioner arm within what the
+    time step integrates stably: c / I and sqrt(k / I) at most :data:`MAX_RATE_STEPS` /
+    :data:`MAX_STEP` (belt_fmu.model.stability)."""
+    limit = MAX_RATE_STEPS / MAX_STEP  # [1/s]
+    problems = []
+    for j, pulley in enumerate(layout.pulleys):
+        if pulley.role == "crankshaft" or pulley.inertia_kgm2 <= 0.0:
+            continue
+        c = pulley.bearing_damping_Nms_per_rad
+        if c > limit * pulley.inertia_kgm2:
+            problems.append(f"{layout.source}: pulleys[{j}].bearing_damping_Nms_per_rad: {c!r} is too large for "
+                            f"the inertia {pulley.inertia_kgm2!r} kg m^2 of {pulley.name}; must be <= "
+                            f"{limit * pulley.inertia_kgm2:.4g} (a damping time I / c of at least {MAX_STEP:g} s)")
+    tensioner = layout.tensioner
+    if tensioner is not None:
+        inertia = tensioner.arm_inertia_kgm2
+        for key in ("damping_Nms_per_rad", "stop_damping_Nms_per_rad"):
+            c = getattr(tensioner, key)
+            if c > limit * inertia:
+                problems.append(f"{layout.source}: tensioner.{key}: {c!r} is too large for the arm inertia "
+                                f"{inertia!r} kg m^2; must be <= {limit * inertia:.4g} (a damping time I / c of at "
+                                f"least {MAX_STEP:g} s)")
+        for key in ("spring_rate_Nm_per_rad", "stop_stiffness_Nm_per_rad"):
+            k = getattr(tensioner, key)
+            if k > limit * limit * inertia:
+                problems.append(f"{layout.source}: tensioner.{key}: {k!r} is too stiff for the arm inertia "
+                                f"{inertia!r} kg m^2; must be <= {limit * limit * inertia:.4g} (a period of the "
+                                f"arm on it of at least {6.2832 * MAX_STEP:.3g} s)")
     return problems

@@ -239,9 +239,12 @@ def _contact_friction(friction, belt) -> np.ndarray:
     if friction.law == "bristle":
         k = friction.bristle_stiffness_N_per_m2 * belt["rest_length"]
         r["bristle_stiffness"] = k
-        # half-critical damping of a node on its bristle spring (critical: 2 sqrt(k m)): no
-        # ringing in stick
-        r["bristle_damping"] = math.sqrt(k * belt["node_mass"])
+        if friction.bristle_damping_Ns_per_m2 is None:
+            # half-critical damping of a node on its bristle spring (critical: 2 sqrt(k m)): no
+            # ringing in stick
+            r["bristle_damping"] = math.sqrt(k * belt["node_mass"])
+        else:
+            r["bristle_damping"] = friction.bristle_damping_Ns_per_m2 * belt["rest_length"]
     return record
 
 

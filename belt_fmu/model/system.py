@@ -16,6 +16,7 @@ Typical use::
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -23,18 +24,26 @@ import numpy as np
 from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
+from .inputs import CRANK_SPEED_RANGE, WATER_PUMP_TORQUE_RANGE, check_inputs  # noqa: F401 (re-exported)
 from .integrator import NOT_FINITE, OK, OVERSTRETCHED, STRAIN_LIMIT, report, run, stable_time_step
 from .outputs import output_specs
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
 
-#: Inputs the model accepts: the crank turns forwards (the initialization builds a running
-#: state in the running direction) and below 1500 rad/s (14 300 rpm; belt speeds beyond that
-#: are outside any automotive drive); water-pump torque magnitudes up to 1 kN m.
-CRANK_SPEED_RANGE = (0.0, 1500.0)  # [rad/s]
-WATER_PUMP_TORQUE_RANGE = (-1000.0, 1000.0)  # [N m]
 #: time [s] the reset lets the drive run at its initial inputs to settle (dynamic relaxation)
 SETTLE_TIME = 0.15
+#: the reset lets the tensioner arm, this much lighter and less damped, come to rest under its
+#: friction for
+#: RATCHET_TIME [s] (BeltDrive._light_arm): what takes the real arm seconds
+RATCHET_SPEEDUP = 40.0
+RATCHET_TIME = 0.15
+
+
+#: a pulley whose cord surface runs faster than this multiple of the belt speed plus
+#: RUNAWAY_SPEED_MARGIN [m/s] has run away (creep slip is a few percent; the margin covers
+#: the crank at rest)
+RUNAWAY_SPEED_RATIO = 1.5
+RUNAWAY_SPEED_MARGIN = 5.0
 
 
 class DivergenceError(RuntimeError):
@@ -98,15 +107,62 @@ class BeltDrive:
         The state is first built analytically (:mod:`belt_fmu.model.initialization`) and
         then relaxed by running the model itself for ``settle_time`` [s] at these inputs, so
         that the run starts from the model's own equilibrium without a start-up transient.
+        With a tensioner whose arm has Coulomb friction, the drive settles first without that
+        friction and then with it and a lighter arm (:meth:`_light_arm`), so that the arm
+        starts where its friction holds it against the drive's vibration.
         """
         check_inputs(crank_speed, water_pump_torque)
         init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque)
         self.arrays.rebuild_countdown[0] = 0
         self._set_inputs(crank_speed, water_pump_torque)
         self.time = 0.0
-        if settle_time > 0.0:
+        if settle_time <= 0.0:
+            return
+        record = self.parameters.tensioner[0]
+        if self.geometry.tensioner < 0 or record["friction_away"] == record["friction_toward"] == 0.0:
             self.advance(settle_time, crank_speed, water_pump_torque)
-            self.time = 0.0
+        else:
+            with self._arm_without_friction():
+                self.advance(settle_time, crank_speed, water_pump_torque)
+            with self._light_arm():
+                self.advance(RATCHET_TIME, crank_speed, water_pump_torque)
+        self.time = 0.0
+
+    @contextlib.contextmanager
+    def _arm_without_friction(self):
+        """The tensioner arm with its Coulomb friction off, for the first settling of
+        :meth:`reset`: the arm moves to its balance freely instead of being caught by its
+        friction wherever the start's transient leaves it."""
+        record = self.parameters.tensioner[0]
+        saved = (record["friction_away"], record["friction_toward"])
+        record["friction_away"] = record["friction_toward"] = 0.0
+        try:
+            yield
+        finally:
+            record["friction_away"], record["friction_toward"] = saved
+
+    @contextlib.contextmanager
+    def _light_arm(self):
+        """The tensioner arm's inertia divided by :data:`RATCHET_SPEEDUP`, for the second
+        settling of :meth:`reset`: where the arm comes to rest under its Coulomb friction.
+
+        The belt's hub load on the arm is not steady: the belt's nodes run onto the pulley
+        one by one (the polygon effect of the discretized belt) and its spans vibrate, and
+        those load peaks are one-sided. A peak beyond the friction in its direction moves the
+        arm a little and nothing moves it back, so from its frictionless balance the arm
+        ratchets, over seconds, until no peak passes its friction any more; there it sticks.
+        Where it sticks depends neither on its inertia nor on its viscous damping (a stuck arm
+        does not move: the friction balances the load whatever they are); how fast it gets
+        there does: the arm's motion per peak is inversely proportional to them, so both are
+        divided here and every time scale of the arm's own motion shrinks alike."""
+        record = self.parameters.tensioner[0]
+        saved = (record["arm_inertia"], record["damping"])
+        record["arm_inertia"] /= RATCHET_SPEEDUP
+        record["damping"] /= RATCHET_SPEEDUP  # a damped arm creeps at a pace set by its damper
+        try:
+            yield
+        finally:
+            record["arm_inertia"], record["damping"] = saved
 
     def advance(self, interval: float, crank_speed: float, water_pump_torque: float) -> None:
         """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
@@ -127,6 +183,22 @@ class BeltDrive:
                                   f"inputs crank_speed={crank_speed!r} rad/s, water_pump_torque="
                                   f"{water_pump_torque!r} N.m, step {dt:.3g} s")
         self.time += interval
+        self._check_runaway(crank_speed, water_pump_torque)
+
+    def _check_runaway(self, crank_speed: float, water_pump_torque: float) -> None:
+        """Raise DivergenceError if a pulley runs away: its cord surface faster than
+        :data:`RUNAWAY_SPEED_RATIO` times the belt speed the crank gives plus
+        :data:`RUNAWAY_SPEED_MARGIN`. The belt cannot drive a pulley that fast, so its load
+        torque drives it (a negative load beyond what the belt can hold back)."""
+        surface = np.abs(self.views.omega) * self.geometry.radii
+        belt_speed = abs(crank_speed) * self.geometry.radii[self.geometry.crank]
+        j = int(np.argmax(surface))
+        if not surface[j] <= RUNAWAY_SPEED_RATIO * belt_speed + RUNAWAY_SPEED_MARGIN:
+            raise DivergenceError(
+                f"pulley {self.pulley_names[j]} ran away by t = {self.time:.6g} s: its surface runs at "
+                f"{surface[j]:.4g} m/s ({abs(self.views.omega[j]):.4g} rad/s), the belt at {belt_speed:.4g} m/s; its "
+                f"load torque drives it and the belt cannot hold it back (inputs crank_speed={crank_speed!r} rad/s, "
+                f"water_pump_torque={water_pump_torque!r} N.m)")
 
     # ------------------------------------------------------------------ outputs
     def current_path(self) -> BeltPath:
@@ -175,12 +247,3 @@ class BeltDrive:
         self.arrays.rebuild_countdown[0] = 0  # neighbour lists are rebuilt from the state
         self._outputs_current = False
 
-
-def check_inputs(crank_speed, water_pump_torque) -> None:
-    """Refuse inputs the model is not made for, naming the input, the value and the range."""
-    for name, value, (low, high), unit in (("crank_speed", crank_speed, CRANK_SPEED_RANGE, "rad/s"),
-                                           ("water_pump_torque", water_pump_torque, WATER_PUMP_TORQUE_RANGE, "N.m")):
-        if not isinstance(value, (int, float, np.floating)) or not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
-        if not low <= value <= high:
-            raise ValueError(f"{name} = {value:.6g} {unit} is outside the allowed range [{low:g}, {high:g}] {unit}")

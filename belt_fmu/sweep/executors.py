@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
@@ -16,6 +17,8 @@ from ..units import RPM
 from .planning import Run, postprocessing, crank_speed_signal
 
 OK, FAILED = "ok", "failed"
+#: [s] how often a local worker checks that the sweep's main process still runs
+PARENT_POLL_INTERVAL = 0.5
 
 
 def run_point(run: Run) -> dict[str, float]:
@@ -48,6 +51,30 @@ def outcome(run: Run) -> dict:
         message = f"{type(err).__name__}: {err}".replace("\n", " | ")
         return {"status": FAILED, "error": message, "wall_time": time.perf_counter() - start}
     return {"status": OK, "error": "", "wall_time": time.perf_counter() - start, **metrics}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else (pid reused): treat as gone
+        return False
+    return True
+
+
+def _watch_main(main_pid: int) -> None:
+    """Worker initializer: end this worker as soon as the sweep's main process is gone (killed
+    with SIGKILL, it cannot shut the pool down), so that no worker computes on for nobody.
+    The forkserver and resource tracker end by themselves once the main process and every
+    worker are gone (their pipes close)."""
+
+    def watch():
+        while _alive(main_pid):
+            time.sleep(PARENT_POLL_INTERVAL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="belt-fmu-sweep-watchdog", daemon=True).start()
 
 
 def default_workers() -> int:
@@ -92,7 +119,8 @@ def executor(workers: int, scheduler: str | None):
         context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if context.get_start_method() == "forkserver":
             context.set_forkserver_preload(["belt_fmu.simulation"])  # workers fork with the model loaded
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_main,
+                                   initargs=(os.getpid(),))
 
         def run_all(runs):
             futures = {pool.submit(outcome, run): run for run in runs}
