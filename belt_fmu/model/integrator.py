@@ -19,7 +19,8 @@ slip ``s*`` without friction is known, and the end-of-step slip solves
 with the pulley's inertia at the contact radius ``r``. The impulse ``dt F`` is applied to
 the node and, with opposite sign, to the pulley at once, so the next contact of the same
 pulley sees its updated speed (a Gauss-Seidel sweep); momentum exchanged between belt and
-pulley balances exactly. The crankshaft's speed is an input (``1/I = 0``).
+pulley balances exactly. A speed-driven crankshaft has ``1/I = 0``; a torque-driven one is a
+free pulley with the layout's inertia.
 
 The tensioner arm's Coulomb friction (a tanh law) is solved the same way, for one degree of
 freedom.
@@ -112,12 +113,14 @@ def move(s, dt):
 @njit(cache=True)
 def step(p, s, w, dt, crank_omega, water_pump_torque):
     """One step of length ``dt`` [s] of the scheme in the module docstring; ``crank_omega``
-    [rad/s] is the crank's speed, CCW (global). ``p`` are the drive's parameter records, ``s``
+    [rad/s] is the crank's speed, CCW (global), unless the crank is torque driven (then it is
+    not used). ``p`` are the drive's parameter records, ``s``
     its state views, ``w`` its work views. Requires valid neighbour lists
     (:func:`belt_fmu.model.contact.rebuild_neighbour_lists`)."""
     belt = p.belt[0]
     update_pulley_centers(p, s, w)  # the tensioner pulley rides on its arm
-    s.omega[p.roles[0].crank] = crank_omega  # the crank's speed is an input
+    if p.roles[0].crank_speed_input != 0:
+        s.omega[p.roles[0].crank] = crank_omega  # the crank's speed is an input
 
     # forces at the current positions, friction excluded
     closed_belt_forces(belt, s, w)

@@ -117,6 +117,7 @@ def _roles(layout) -> np.ndarray:
     r = record[0]
     r["crank"] = layout.crank_index
     r["crank_sense"] = crank_sense(layout)
+    r["crank_speed_input"] = 0 if layout.torque_driven_crank else 1
     r["water_pump"] = -1 if layout.water_pump_index is None else layout.water_pump_index
     r["tensioner"] = -1 if layout.tensioner_index is None else layout.tensioner_index
     r["headline"] = [p.name for p in layout.pulleys].index(layout.headline_pulley_name)
@@ -132,7 +133,9 @@ def _pulleys(layout) -> tuple[np.ndarray, np.ndarray]:
         r["x"], r["y"] = pulley.center_m
         r["radius"] = cord_radius(layout, j)
         r["sense"] = senses[j]
-        r["inertia"] = pulley.inertia_kgm2 if pulley.role != "crankshaft" else 1.0
+        # a speed-driven crank's inertia is never used (1/I = 0 in the kernels)
+        speed_driven = pulley.role == "crankshaft" and not layout.torque_driven_crank
+        r["inertia"] = 1.0 if speed_driven else pulley.inertia_kgm2
         r["bearing_damping"] = pulley.bearing_damping_Nms_per_rad
         r["effective_mu"] = effective_mu(layout, pulley)
         r["table_start"] = len(rows)

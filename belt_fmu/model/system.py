@@ -13,6 +13,12 @@ Typical use::
     drive.reset(crank_speed=83.8)               # steady running state at 800 rpm
     drive.advance(0.01, crank_speed=83.8, water_pump_torque=2.0)
     drive.outputs()["bearing_force"]
+
+A drive's inputs (:attr:`BeltDrive.inputs`, :mod:`belt_fmu.model.inputs`) depend on its
+layout: the accessories with ``load = "input"`` take their load torque by keyword,
+``drive.advance(0.01, 83.8, alternator1_torque=4.0)``; a torque-driven crank
+(``crank_input = "torque"``) takes ``engine_torque`` instead of ``crank_speed``,
+``drive.advance(0.01, engine_torque=20.0)``, its speed and angle being outputs.
 """
 from __future__ import annotations
 
@@ -23,16 +29,15 @@ import numpy as np
 from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
+from .inputs import CRANK_SPEED, CRANK_SPEED_RANGE, LOAD_TORQUE_RANGE, WATER_PUMP_TORQUE, input_specs
 from .integrator import NOT_FINITE, OK, OVERSTRETCHED, STRAIN_LIMIT, report, run, stable_time_step
 from .outputs import output_specs
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
 
-#: Inputs the model accepts: the crank turns forwards (the initialization builds a running
-#: state in the running direction) and below 1500 rad/s (14 300 rpm; belt speeds beyond that
-#: are outside any automotive drive); water-pump torque magnitudes up to 1 kN m.
-CRANK_SPEED_RANGE = (0.0, 1500.0)  # [rad/s]
-WATER_PUMP_TORQUE_RANGE = (-1000.0, 1000.0)  # [N m]
+#: ranges of the crank speed and water-pump torque inputs (their reasons: belt_fmu.model.inputs)
+WATER_PUMP_TORQUE_RANGE = LOAD_TORQUE_RANGE  # [N m]
+__all__ = ["BeltDrive", "DivergenceError", "CRANK_SPEED_RANGE", "WATER_PUMP_TORQUE_RANGE", "check_inputs"]
 #: time [s] the reset lets the drive run at its initial inputs to settle (dynamic relaxation)
 SETTLE_TIME = 0.15
 
@@ -44,8 +49,11 @@ class DivergenceError(RuntimeError):
 class BeltDrive:
     """A belt drive built from a layout: reset it, advance it, read its outputs.
 
-    Inputs: ``crank_speed`` [rad/s] in the crank's running direction and
-    ``water_pump_torque`` [N m] opposing the water pump's rotation.
+    Inputs (:attr:`inputs`): ``crank_speed`` [rad/s] in the crank's running direction (or,
+    for a torque-driven crank, ``engine_torque`` [N m] driving it), ``water_pump_torque``
+    [N m] opposing the water pump's rotation, and ``{pulley}_torque`` [N m] opposing the
+    rotation of each accessory with ``load = "input"``; the torques other than the water
+    pump's are given by keyword, and one not given is 0.
 
     :attr:`parameters` are the kernels' records (:class:`~belt_fmu.model.parameters.
     Parameters`), :attr:`geometry` the installed drive the initialization works on,
@@ -56,6 +64,12 @@ class BeltDrive:
     def __init__(self, layout):
         self.layout = layout
         self.pulley_names = [p.name for p in layout.pulleys]
+        self.inputs = input_specs(layout)
+        self.torque_driven_crank = layout.torque_driven_crank
+        # the keyword inputs: name -> (spec, pulley index, sign of its load torque)
+        index = {name: j for j, name in enumerate(self.pulley_names)}
+        self._torque_inputs = {spec.name: (spec, index[spec.pulley], -1.0 if j == 0 else 1.0)
+                               for j, spec in enumerate(self.inputs) if spec.pulley is not None}
         self.parameters, self.geometry = translate(layout)
         n, p, k = dimensions(self.parameters)
         n_state, n_work, n_index = buffer_sizes(n, p, k)
@@ -85,30 +99,57 @@ class BeltDrive:
         return self.parameters.tensioner
 
     # ------------------------------------------------------------------ running
-    def load_torques(self, speeds: np.ndarray, water_pump_torque: float) -> np.ndarray:
-        """Steady load torque of every pulley at running speeds ``speeds`` [N m]."""
-        return steady_load_torques(self.parameters, speeds, water_pump_torque)
+    def load_torques(self, speeds: np.ndarray, water_pump_torque: float, **torques) -> np.ndarray:
+        """Steady load torque of every pulley at running speeds ``speeds`` [N m], with the
+        keyword torque inputs ``torques`` (:attr:`inputs`)."""
+        return steady_load_torques(self.parameters, speeds, water_pump_torque, self._port_torques(torques))
 
-    def reset(self, crank_speed: float = 0.0, water_pump_torque: float = 0.0, settle_time: float = SETTLE_TIME):
-        """Start at time 0 from the steady running state for these inputs.
+    def reset(self, crank_speed: float | None = None, water_pump_torque: float = 0.0,
+              settle_time: float = SETTLE_TIME, **torques):
+        """Start at time 0 from the steady running state for these inputs, pulley angles 0.
 
         The state is first built analytically (:mod:`belt_fmu.model.initialization`) and
         then relaxed by running the model itself for ``settle_time`` [s] at these inputs, so
         that the run starts from the model's own equilibrium without a start-up transient.
+        ``crank_speed`` [rad/s] is the crank speed input, or the speed a torque-driven crank
+        starts at (None: 0, or the layout's ``initial_crank_speed_rad_per_s``); the
+        torque-driven crank is held at it while the drive settles.
         """
+        if crank_speed is None:
+            crank_speed = self.layout.drive.initial_crank_speed_rad_per_s if self.torque_driven_crank else 0.0
         check_inputs(crank_speed, water_pump_torque)
-        init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque)
+        ports = self._port_torques(torques)
+        init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque, ports)
         self.arrays.rebuild_countdown[0] = 0
         self.time = 0.0
         if settle_time > 0.0:
-            self.advance(settle_time, crank_speed, water_pump_torque)
-            self.time = 0.0
-        else:
-            self.evaluate_outputs()
+            roles = self.parameters.roles[0]
+            roles["crank_speed_input"] = 1  # settle at this crank speed, whatever drives the crank
+            try:
+                self._advance(settle_time, crank_speed, water_pump_torque, ports)
+            finally:
+                roles["crank_speed_input"] = 0 if self.torque_driven_crank else 1
+        self.time = 0.0
+        self.views.theta[:] = 0.0  # the angles count from the start
+        self.evaluate_outputs()
 
-    def advance(self, interval: float, crank_speed: float, water_pump_torque: float) -> None:
-        """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
+    def advance(self, interval: float, crank_speed: float | None = None, water_pump_torque: float = 0.0,
+                **torques) -> None:
+        """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``):
+        ``crank_speed`` [rad/s] (not for a torque-driven crank), ``water_pump_torque`` [N m]
+        and the keyword torque inputs of :attr:`inputs` (``engine_torque``,
+        ``{pulley}_torque``), 0 where not given."""
+        if self.torque_driven_crank:
+            if crank_speed is not None:
+                raise ValueError("crank_speed is an output of this drive (drive.crank_input = \"torque\"); give "
+                                 "engine_torque [N.m] instead")
+            crank_speed = 0.0
+        elif crank_speed is None:
+            raise ValueError("crank_speed [rad/s] is required (the crank's speed is this drive's input)")
         check_inputs(crank_speed, water_pump_torque)
+        self._advance(interval, crank_speed, water_pump_torque, self._port_torques(torques))
+
+    def _advance(self, interval: float, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> None:
         if not (interval >= 0.0 and math.isfinite(interval)):
             raise ValueError(f"interval must be a finite time >= 0 s, got {interval!r}")
         if interval == 0.0:
@@ -116,15 +157,35 @@ class BeltDrive:
         n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
         dt = interval / n_steps
         omega = self.parameters.roles[0]["crank_sense"] * crank_speed
+        self.arrays.port_torque[:] = ports
         status, taken = run(*self._kernel_args, n_steps, dt, omega, water_pump_torque, self.output_values)
         if status != OK:
             when = self.time + taken * dt
             what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
                     f"{100 * STRAIN_LIMIT:.0f} % (the belt would have broken)"}[status]
-            raise DivergenceError(f"integration diverged at t = {when:.6g} s: {what}; "
-                                  f"inputs crank_speed={crank_speed!r} rad/s, water_pump_torque="
-                                  f"{water_pump_torque!r} N.m, step {dt:.3g} s")
+            inputs = "" if self.torque_driven_crank else f"crank_speed={crank_speed!r} rad/s, "
+            inputs += f"water_pump_torque={water_pump_torque!r} N.m"
+            for name, (spec, j, sign) in self._torque_inputs.items():
+                inputs += f", {name}={sign * ports[j]!r} {spec.unit}"
+            raise DivergenceError(f"integration diverged at t = {when:.6g} s: {what}; inputs {inputs}, "
+                                  f"step {dt:.3g} s")
         self.time += interval
+
+    def _port_torques(self, torques: dict) -> np.ndarray:
+        """The load torque of every pulley from the keyword torque inputs (others 0); a
+        ValueError names an unknown input or a value out of its range."""
+        ports = np.zeros(len(self.pulley_names))
+        for name, value in torques.items():
+            entry = self._torque_inputs.get(name)
+            if entry is None:
+                known = ", ".join(self._torque_inputs) or "none"
+                raise ValueError(f"{name} is not an input of this drive; its torque inputs: {known}")
+            spec, j, sign = entry
+            problem = spec.problem(value)
+            if problem is not None:
+                raise ValueError(problem)
+            ports[j] = sign * value
+        return ports
 
     # ------------------------------------------------------------------ outputs
     def current_path(self) -> BeltPath:
@@ -161,9 +222,7 @@ class BeltDrive:
 
 def check_inputs(crank_speed, water_pump_torque) -> None:
     """Refuse inputs the model is not made for, naming the input, the value and the range."""
-    for name, value, (low, high), unit in (("crank_speed", crank_speed, CRANK_SPEED_RANGE, "rad/s"),
-                                           ("water_pump_torque", water_pump_torque, WATER_PUMP_TORQUE_RANGE, "N.m")):
-        if not isinstance(value, (int, float, np.floating)) or not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
-        if not low <= value <= high:
-            raise ValueError(f"{name} = {value:.6g} {unit} is outside the allowed range [{low:g}, {high:g}] {unit}")
+    for spec, value in ((CRANK_SPEED, crank_speed), (WATER_PUMP_TORQUE, water_pump_torque)):
+        problem = spec.problem(value)
+        if problem is not None:
+            raise ValueError(problem)
