@@ -191,7 +191,7 @@ def warm_jit_cache(fmu: Path) -> None:
             "layout = pkg.load_layout_data(__import__('json').loads(open(sys.argv[1]).read()))\n"
             "drive = pkg.BeltDrive(layout)\n"
             "drive.reset(80.0, 1.0, settle_time=1e-3)\n"
-            "drive.advance(1e-4, 80.0, 1.0)\n"
+            "drive.advance(1e-4, None if drive.torque_driven_crank else 80.0, 1.0)\n"
             "drive.evaluate_outputs()\n"
         )
         subprocess.run([sys.executable, "-c", code, str(resources / LAYOUT_RESOURCE)], check=True)
