@@ -248,6 +248,7 @@ class Drive:
     headline_pulley: str | None = _key(_Name(), None)  # None: see Layout.headline_pulley_name
     crank_input: str = _key(_Choice(CRANK_INPUTS), "speed")  # crank speed or engine torque is the input
     initial_crank_speed_rad_per_s: float = _key(NON_NEGATIVE, 0.0)  # torque-driven crank's start speed
+    gravity_m_per_s2: tuple[float, float] = _key(_Point(), (0.0, 0.0))  # on the belt, in the drawing's frame
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -90,12 +90,13 @@ def stable_time_step(parameters, max_step: float = MAX_STEP) -> float:
 
 @njit(cache=True, inline="always")
 def accelerate_nodes(belt, s, w, dt):
-    """Explicit velocity predictor of the belt nodes from ``w.node_force`` (friction excluded)."""
+    """Explicit velocity predictor of the belt nodes from ``w.node_force`` (friction excluded)
+    and gravity (the layout's ``gravity_m_per_s2``, 0 unless given)."""
     inv_m = 1.0 / belt.node_mass
     inv_j = 1.0 / belt.node_inertia
     for i in range(s.u.shape[0]):
-        s.u[i, 0] += dt * w.node_force[i, 0] * inv_m
-        s.u[i, 1] += dt * w.node_force[i, 1] * inv_m
+        s.u[i, 0] += dt * (w.node_force[i, 0] * inv_m + belt.gravity_x)
+        s.u[i, 1] += dt * (w.node_force[i, 1] * inv_m + belt.gravity_y)
         s.u[i, 2] += dt * w.node_force[i, 2] * inv_j
 
 

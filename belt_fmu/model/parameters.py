@@ -88,7 +88,7 @@ def translate(layout) -> tuple[Parameters, DriveGeometry]:
         rest_length = solve_rest_length(geometry, belt.pretension_N)
     else:
         rest_length = belt.unstretched_length_m / belt.n_elements
-    belt_record = _belt(belt, rest_length)
+    belt_record = _belt(belt, rest_length, layout.drive.gravity_m_per_s2)
     parameters = Parameters(
         belt=belt_record,
         contact=_contact(layout.contact, rest_length),
@@ -194,7 +194,7 @@ def _tensioner_spring(layout, record: np.ndarray, geometry: DriveGeometry) -> No
     r["spring_rate"] = tensioner.spring_rate_Nm_per_rad
 
 
-def _belt(belt, l0: float) -> np.ndarray:
+def _belt(belt, l0: float, gravity) -> np.ndarray:
     record = np.zeros(1, BELT)
     r = record[0]
     r["n_nodes"] = belt.n_elements
@@ -206,6 +206,7 @@ def _belt(belt, l0: float) -> np.ndarray:
     r["bending_stiffness"] = belt.bending_stiffness_Nm2
     r["bending_damping"] = belt.bending_damping_Nm2s
     r["transverse_damping"] = belt.transverse_damping_Ns_per_m2 * l0
+    r["gravity_x"], r["gravity_y"] = gravity
     return record
 
 

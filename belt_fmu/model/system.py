@@ -31,7 +31,7 @@ from .drive import steady_load_torques
 from .geometry import BeltPath
 from .inputs import CRANK_SPEED, CRANK_SPEED_RANGE, LOAD_TORQUE_RANGE, WATER_PUMP_TORQUE, input_specs
 from .integrator import NOT_FINITE, OK, OVERSTRETCHED, STRAIN_LIMIT, report, run, stable_time_step
-from .outputs import output_specs
+from .outputs import SPAN_OFFSET_FRACTION, SPAN_OFFSET_MIN, output_specs, span_end_points
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
 
@@ -186,6 +186,60 @@ class BeltDrive:
                 raise ValueError(problem)
             ports[j] = sign * value
         return ports
+
+    # ------------------------------------------------------------------ inspection and excitation
+    # Belt nodes are numbered 0 .. n-1 along the belt in its travel direction; positions and
+    # velocities are the cord line's, in the drawing's frame (docs/layout-format.md).
+    def node_positions(self) -> np.ndarray:
+        """Positions of the belt nodes [m], (n, 2): a copy."""
+        return self.views.q[:, :2].copy()
+
+    def node_velocities(self) -> np.ndarray:
+        """Velocities of the belt nodes [m/s], (n, 2): a copy."""
+        return self.views.u[:, :2].copy()
+
+    def span_nodes(self, a: str, b: str, window: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+        """Indices of the nodes now in the free span from pulley ``a`` to pulley ``b`` (the
+        next pulley in travel order), ordered along it: the nodes whose projection on the
+        straight span lies within ``window`` (fractions of its length from ``a``) and near
+        the line (within the offset rule of the span tension, :mod:`belt_fmu.model.outputs`)."""
+        names = self.pulley_names
+        if a not in names or b not in names or names.index(b) != (names.index(a) + 1) % len(names):
+            spans = ", ".join(f"{x} -> {y}" for x, y in zip(names, names[1:] + names[:1]))
+            raise ValueError(f"no free span {a} -> {b}; the spans are {spans}")
+        j = names.index(a)
+        pulleys = self.parameters.pulleys
+        x0, y0, x1, y1 = span_end_points(self.arrays.centers, pulleys["radius"], pulleys["sense"], j,
+                                         (j + 1) % len(names))
+        start, direction = np.array([x0, y0]), np.array([x1 - x0, y1 - y0])
+        length = float(np.hypot(*direction))
+        relative = self.views.q[:, :2] - start
+        along = relative @ direction / length ** 2
+        offset = np.abs(relative[:, 0] * direction[1] - relative[:, 1] * direction[0]) / length
+        inside = ((window[0] <= along) & (along <= window[1])
+                  & (offset < SPAN_OFFSET_FRACTION * length + SPAN_OFFSET_MIN))
+        nodes = np.nonzero(inside)[0]
+        return nodes[np.argsort(along[nodes])]
+
+    def apply_impulse(self, nodes, impulse) -> None:
+        """Strike the belt: add the impulse ``impulse`` [N s] (x, y in the drawing's frame; one
+        for all ``nodes`` or one row per node) to the belt nodes ``nodes``, as a modal hammer
+        does; their velocities change by impulse / node mass at once."""
+        self.apply_velocity(nodes, np.asarray(impulse, dtype=float) / self.parameters.belt[0]["node_mass"])
+
+    def apply_velocity(self, nodes, velocity) -> None:
+        """Add ``velocity`` [m/s] (x, y; one for all ``nodes`` or one row per node) to the
+        velocities of the belt nodes ``nodes`` (a velocity impulse)."""
+        nodes = np.atleast_1d(np.asarray(nodes, dtype=np.int64))
+        velocity = np.asarray(velocity, dtype=float)
+        n = self.views.q.shape[0]
+        if nodes.size and (nodes.min() < -n or nodes.max() >= n):
+            raise ValueError(f"belt node indices must be in [0, {n}), got {nodes.tolist()}")
+        if velocity.shape not in ((2,), (nodes.size, 2)) or not np.all(np.isfinite(velocity)):
+            raise ValueError(f"the velocity or impulse must be finite (x, y) values, one pair or one per node; got "
+                             f"shape {velocity.shape}")
+        self.views.u[nodes, :2] += velocity
+        self.evaluate_outputs()
 
     # ------------------------------------------------------------------ outputs
     def current_path(self) -> BeltPath:
