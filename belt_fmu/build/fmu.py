@@ -192,6 +192,6 @@ def warm_jit_cache(fmu: Path) -> None:
             "drive = pkg.BeltDrive(layout)\n"
             "drive.reset(80.0, 1.0, settle_time=1e-3)\n"
             "drive.advance(1e-4, None if drive.torque_driven_crank else 80.0, 1.0)\n"
-            "drive.evaluate_outputs()\n"
+            "drive.output_values\n"
         )
         subprocess.run([sys.executable, "-c", code, str(resources / LAYOUT_RESOURCE)], check=True)

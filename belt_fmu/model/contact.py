@@ -84,7 +84,7 @@ def normal_contact(p, s, w):
             w.normal_force[i, j] = force
             if force == 0.0:
                 s.friction[i, j, :] = 0.0
-                w.slip[i, j] = 0.0
+                s.slip[i, j] = 0.0
                 w.friction_force[i, j] = 0.0
                 continue
             w.node_force[i, 0] += force * nx
@@ -131,7 +131,7 @@ def build_candidates(p, s, w, margin):
             else:
                 w.normal_force[i, j] = 0.0
                 w.friction_force[i, j] = 0.0
-                w.slip[i, j] = 0.0
+                s.slip[i, j] = 0.0
                 s.friction[i, j, :] = 0.0
         w.candidate_count[j] = count
 

@@ -338,8 +338,8 @@ def friction_impulses(p, s, w, dt):
         vt = s.u[i, 0] * tx + s.u[i, 1] * ty
         free_slip = vt - (w.center_velocity[j, 0] * tx + w.center_velocity[j, 1] * ty) - s.omega[j] * r
         mass = 1.0 / (inv_m + r * r * inv_inertia)
-        f, w.slip[i, j] = implicit_friction(p.friction[0], pulleys[j].effective_mu, w.normal_force[i, j], free_slip,
-                                            vt, s.friction[i, j], w.friction_work, mass, dt, w.slip[i, j])
+        f, s.slip[i, j] = implicit_friction(p.friction[0], pulleys[j].effective_mu, w.normal_force[i, j], free_slip,
+                                            vt, s.friction[i, j], w.friction_work, mass, dt, s.slip[i, j])
         w.friction_force[i, j] = f
         s.u[i, 0] += dt * f * tx * inv_m
         s.u[i, 1] += dt * f * ty * inv_m

@@ -178,18 +178,33 @@ def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque):
 
 
 @njit(cache=True)
-def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_torque, outputs):
-    """Entry from Python: :func:`advance` on the flat buffers of a drive, then its outputs
-    into ``outputs``: one call per communication step (each call from Python costs
-    microseconds)."""
+def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_torque):
+    """Entry from Python: :func:`advance` on the flat buffers of a drive (one call per
+    communication step: each call from Python costs microseconds)."""
     s, w = unpack(parameters, y, work, index_work)
-    status, taken = advance(parameters, s, w, n_steps, dt, crank_omega, water_pump_torque)
-    evaluate_outputs(parameters, s, w, outputs)
-    return status, taken
+    return advance(parameters, s, w, n_steps, dt, crank_omega, water_pump_torque)
 
 
 @njit(cache=True)
-def report(y, work, index_work, parameters, outputs):
-    """Entry from Python: the outputs of the current state into ``outputs``."""
+def report(y, work, index_work, parameters, trial_y, dt, crank_omega, water_pump_torque, outputs):
+    """Entry from Python: the outputs of the state ``y`` into ``outputs``.
+
+    The forces among the outputs (hub forces, span tensions, crank torque) are those the
+    scheme applies over a step: the friction impulses and the implicit axial forces depend
+    on the step's length, and so would outputs read after a step of any other length (a
+    communication step ending 1e-12 s after a full one moved hub forces by 5 %). So they
+    are always those of one trial step of the nominal length ``dt`` from ``y`` with these
+    inputs, taken on the copy ``trial_y`` and discarded: the outputs are a function of the
+    state and the inputs alone, whatever steps led there. The trial leaves the neighbour
+    lists due for a rebuild if they were, so the run continues exactly as without it.
+    """
+    trial_y[:] = y
     s, w = unpack(parameters, y, work, index_work)
+    trial, _ = unpack(parameters, trial_y, work, index_work)
+    rebuild_due = w.rebuild_countdown[0] <= 0
+    if rebuild_due:
+        rebuild_neighbour_lists(parameters, trial, w, dt)
+    step(parameters, trial, w, dt, crank_omega, water_pump_torque)
+    if rebuild_due:
+        w.rebuild_countdown[0] = 0
     evaluate_outputs(parameters, s, w, outputs)

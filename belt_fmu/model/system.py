@@ -84,7 +84,10 @@ class BeltDrive:
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
         self.output_names = [spec.name for spec in self.specs]
-        self.output_values = np.zeros(len(self.specs))
+        self._output_buffer = np.zeros(len(self.specs))
+        self._outputs_current = False
+        self._trial_y = np.zeros(n_state)  # the trial step of the outputs runs on this copy
+        self._inputs = np.zeros(2)  # the inputs the state runs at: crank omega CCW [rad/s], pump torque [N m]
 
     @property
     def rest_length(self) -> float:
@@ -121,6 +124,7 @@ class BeltDrive:
         ports = self._port_torques(torques)
         init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque, ports)
         self.arrays.rebuild_countdown[0] = 0
+        self._set_inputs(crank_speed, water_pump_torque, ports)
         self.time = 0.0
         if settle_time > 0.0:
             roles = self.parameters.roles[0]
@@ -131,7 +135,7 @@ class BeltDrive:
                 roles["crank_speed_input"] = 0 if self.torque_driven_crank else 1
         self.time = 0.0
         self.views.theta[:] = 0.0  # the angles count from the start
-        self.evaluate_outputs()
+        self._outputs_current = False
 
     def advance(self, interval: float, crank_speed: float | None = None, water_pump_torque: float = 0.0,
                 **torques) -> None:
@@ -152,13 +156,12 @@ class BeltDrive:
     def _advance(self, interval: float, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> None:
         if not (interval >= 0.0 and math.isfinite(interval)):
             raise ValueError(f"interval must be a finite time >= 0 s, got {interval!r}")
+        self._set_inputs(crank_speed, water_pump_torque, ports)
         if interval == 0.0:
             return
         n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
         dt = interval / n_steps
-        omega = self.parameters.roles[0]["crank_sense"] * crank_speed
-        self.arrays.port_torque[:] = ports
-        status, taken = run(*self._kernel_args, n_steps, dt, omega, water_pump_torque, self.output_values)
+        status, taken = run(*self._kernel_args, n_steps, dt, self._inputs[0], water_pump_torque)
         if status != OK:
             when = self.time + taken * dt
             what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
@@ -239,7 +242,7 @@ class BeltDrive:
             raise ValueError(f"the velocity or impulse must be finite (x, y) values, one pair or one per node; got "
                              f"shape {velocity.shape}")
         self.views.u[nodes, :2] += velocity
-        self.evaluate_outputs()
+        self._outputs_current = False
 
     # ------------------------------------------------------------------ outputs
     def current_path(self) -> BeltPath:
@@ -250,28 +253,47 @@ class BeltDrive:
         """Current values of every output in :attr:`specs` (SI units), by name."""
         return dict(zip(self.output_names, self.output_values.tolist()))
 
+    @property
+    def output_values(self) -> np.ndarray:
+        """Every output in :attr:`specs` order (SI units) for the current state and inputs,
+        computed when first read after a change (:func:`belt_fmu.model.integrator.report`:
+        a function of the state and the inputs, not of the steps that led there)."""
+        if not self._outputs_current:
+            report(*self._kernel_args, self._trial_y, self.dt, self._inputs[0], self._inputs[1],
+                   self._output_buffer)
+            self._outputs_current = True
+        return self._output_buffer
+
     def evaluate_outputs(self) -> np.ndarray:
-        """Recompute :attr:`output_values` (outputs in :attr:`specs` order) from the state;
-        :meth:`advance`, :meth:`reset` and :meth:`set_state` keep them current already."""
-        report(*self._kernel_args, self.output_values)
+        """Recompute :attr:`output_values` now (reading them does when the state changed)."""
+        self._outputs_current = False
         return self.output_values
+
+    def _set_inputs(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> None:
+        self._inputs[0] = self.parameters.roles[0]["crank_sense"] * crank_speed
+        self._inputs[1] = water_pump_torque
+        self.arrays.port_torque[:] = ports  # the kernels read the pulleys' input torques there
+        self._outputs_current = False
 
     # ------------------------------------------------------------------ state
     def get_state(self) -> np.ndarray:
-        """Everything needed to continue exactly: time, state vector and the diagnostics
-        of the last step (outputs are computed from them)."""
-        return np.concatenate([[self.time], self.y, self.work])
+        """Everything needed to continue exactly: time, the inputs the state runs at (crank
+        and pump, then every pulley's input torque) and the state vector (outputs are a
+        function of these)."""
+        return np.concatenate([[self.time], self._inputs, self.arrays.port_torque, self.y])
 
     def set_state(self, saved: np.ndarray) -> None:
-        expected = 1 + self.y.size + self.work.size
+        ports = self.arrays.port_torque
+        expected = 1 + self._inputs.size + ports.size + self.y.size
         saved = np.asarray(saved, dtype=float)
         if saved.shape != (expected,):
             raise ValueError(f"state vector has {saved.size} values, this drive needs {expected}")
         self.time = float(saved[0])
-        self.y[:] = saved[1:1 + self.y.size]
-        self.work[:] = saved[1 + self.y.size:]
+        self._inputs[:] = saved[1:3]
+        ports[:] = saved[3:3 + ports.size]
+        self.y[:] = saved[3 + ports.size:]
         self.arrays.rebuild_countdown[0] = 0  # neighbour lists are rebuilt from the state
-        self.evaluate_outputs()
+        self._outputs_current = False
 
 
 def check_inputs(crank_speed, water_pump_torque) -> None:
