@@ -55,6 +55,15 @@ DEFAULT_LAYOUT = "default.toml"  # in the package folder belt_fmu/layouts/
 NAME_PATTERN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 TORQUE_TABLE_ROLES = ("accessory", "water_pump")
 ROLE_COUNTS = {"crankshaft": True, "water_pump": False, "tensioner": False}  # role: exactly one?
+#: how a pulley's load torque is given: by its torque table (or none), or by an input (a port)
+PULLEY_LOADS = ("table", "input")
+#: roles whose load may be an input (the water pump has its own input, water_pump_torque)
+INPUT_LOAD_ROLES = ("accessory",)
+#: the crankshaft's causality: its speed is an input, or the engine torque is (speed an output)
+CRANK_INPUTS = ("speed", "torque")
+#: pulley names a pulley with an input may not have: its FMU variables ``{name}_torque``,
+#: ``{name}_speed``, ``{name}_angle`` would clash with the crank's and the water pump's
+RESERVED_PORT_NAMES = ("crank", "water_pump", "engine")
 BELT_LENGTH_KEYS = ("pretension_N", "unstretched_length_m")
 #: friction laws a layout may name (belt_fmu.model.friction implements them)
 FRICTION_LAWS = ("creep_polynomial", "tanh", "bristle", "dahl", "lugre", "gms")
@@ -190,13 +199,17 @@ class _Name:
 
 @dataclass(frozen=True)
 class _Point:
-    """A point [x, y] of two finite numbers [m], each within +-MAX_COORDINATE_M."""
+    """A vector [x, y] of two finite numbers, each within +-``limit`` [``unit``] (a point
+    [m] within +-MAX_COORDINATE_M by default)."""
+
+    limit: float = MAX_COORDINATE_M
+    unit: str = "m"
 
     def problem(self, value: Any) -> str | None:
-        coordinate = _Real(ge=-MAX_COORDINATE_M, le=MAX_COORDINATE_M)
+        coordinate = _Real(ge=-self.limit, le=self.limit)
         if isinstance(value, list) and len(value) == 2 and all(coordinate.problem(v) is None for v in value):
             return None
-        return f"must be [x, y], two numbers in [-{MAX_COORDINATE_M:g}, {MAX_COORDINATE_M:g}] m"
+        return f"must be [x, y], two numbers in [-{self.limit:g}, {self.limit:g}] {self.unit}"
 
     def convert(self, value: Any) -> tuple[float, float]:
         return (float(value[0]), float(value[1]))
@@ -253,6 +266,10 @@ class Drive:
     name: str = _key(_Text(), "belt drive")  # free text
     crank_rotation: str = _key(_Choice(("ccw", "cw")), "ccw")  # crankshaft sense in the drawing
     headline_pulley: str | None = _key(_Name(), None)  # None: see Layout.headline_pulley_name
+    crank_input: str = _key(_Choice(CRANK_INPUTS), "speed")  # crank speed or engine torque is the input
+    initial_crank_speed_rad_per_s: float = _key(NON_NEGATIVE, 0.0)  # torque-driven crank's start speed
+    # gravity on the belt, in the drawing's frame; bounded at ten times the earth's
+    gravity_m_per_s2: tuple[float, float] = _key(_Point(limit=100.0, unit="m/s2"), (0.0, 0.0))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -317,9 +334,10 @@ class Friction:
 
 @dataclass(frozen=True, kw_only=True)
 class Pulley:
-    """``[[pulleys]]``: one pulley. ``inertia_kgm2`` is required (> 0) except for the
-    crankshaft, which is speed driven (default 0.0). The optional load-torque table (role
-    "accessory" or "water_pump") is interpolated linearly in speed and held at its ends."""
+    """``[[pulleys]]``: one pulley. ``inertia_kgm2`` is required (> 0) except for a
+    speed-driven crankshaft (default 0.0). The optional load-torque table (role "accessory"
+    or "water_pump") is interpolated linearly in speed and held at its ends; an accessory
+    with ``load = "input"`` takes its load torque from the input ``{name}_torque`` instead."""
 
     name: str = _key(_Name())  # unique
     role: str = _key(_Choice(("crankshaft", "water_pump", "accessory", "idler", "tensioner")))
@@ -330,6 +348,7 @@ class Pulley:
     bearing_damping_Nms_per_rad: float = _key(NON_NEGATIVE, 1.0e-4)  # viscous bearing loss
     torque_table_speed_rad_per_s: tuple[float, ...] | None = _key(_Series(NON_NEGATIVE, True), None)
     torque_table_Nm: tuple[float, ...] | None = _key(_Series(), None)  # load torque [N m]
+    load: str = _key(_Choice(PULLEY_LOADS), "table")  # "input": load torque from the input {name}_torque
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -456,6 +475,17 @@ class Layout:
     def tensioner_index(self) -> int | None:
         """Index of the tensioner pulley, or None."""
         return self._role_index("tensioner")
+
+    @property
+    def torque_driven_crank(self) -> bool:
+        """Whether the engine torque, not the crank speed, is the crank's input."""
+        return self.drive.crank_input == "torque"
+
+    @property
+    def port_pulleys(self) -> tuple[str, ...]:
+        """Names of the pulleys whose load torque is an input (``load = "input"``), in travel
+        order."""
+        return tuple(p.name for p in self.pulleys if p.load == "input")
 
     @property
     def water_pump_index(self) -> int | None:
@@ -631,6 +661,21 @@ def _check_friction(report: _Report, friction: Any, valid: dict[str, Any]) -> No
 def _check_pulley(report: _Report, path: str, pulley: dict[str, Any], valid: dict[str, Any]) -> None:
     """Checks within one pulley that involve its role: inertia and the torque table."""
     role = valid.get("role")
+    if valid.get("load") == "input":
+        if role is not None and role not in INPUT_LOAD_ROLES:
+            report.bad(f"{path}.load", "input", f"not allowed for role {role!r}; only roles "
+                       + " or ".join(repr(r) for r in INPUT_LOAD_ROLES) + " take their load from an input"
+                       + {"water_pump": " (the water pump has its input water_pump_torque)",
+                          "crankshaft": ' (for an engine-torque input set drive.crank_input = "torque")'}.get(role, ""))
+        if valid.get("name") in RESERVED_PORT_NAMES:
+            report.bad(f"{path}.name", valid["name"], "must not be one of " + ", ".join(RESERVED_PORT_NAMES)
+                       + ' for a pulley with load = "input" (its inputs and outputs {name}_torque, '
+                       "{name}_speed, {name}_angle would clash with the crank's and the water pump's)")
+        for key in ("torque_table_speed_rad_per_s", "torque_table_Nm"):
+            if key in pulley:
+                report.bad(f"{path}.{key}", pulley[key], 'not allowed with load = "input" (the load torque '
+                           "is the input); remove the table or the load key")
+                break
     if role is not None and role != "crankshaft":
         if "inertia_kgm2" not in pulley:
             report.note(f"{path}.inertia_kgm2", f"missing; required for role {role!r}, a number > 0")
@@ -702,6 +747,17 @@ def _check_names_and_roles(report: _Report, pulleys: list[dict[str, Any]], has_t
         report.note("tensioner", "table given but no pulley has role 'tensioner'; remove it or add one")
 
 
+def _check_crank_input(report: _Report, drive: dict[str, Any], pulleys: list[dict[str, Any]]) -> None:
+    """A torque-driven crankshaft has an inertia (the crank pulley with what turns with it)."""
+    if drive.get("crank_input") != "torque":
+        return
+    for i, p in enumerate(pulleys):
+        if p.get("role") == "crankshaft" and not p.get("inertia_kgm2", 0.0) > 0.0:
+            report.bad(f"pulleys[{i}].inertia_kgm2", p.get("inertia_kgm2", 0.0),
+                       'must be > 0 for a torque-driven crankshaft (drive.crank_input = "torque"): the '
+                       "inertia of the crankshaft and what turns with it, reduced to the crank pulley")
+
+
 def _check_headline(report: _Report, drive: dict[str, Any], pulleys: list[dict[str, Any]]) -> None:
     name = drive.get("headline_pulley")
     names = [p["name"] for p in pulleys if "name" in p]
@@ -771,6 +827,7 @@ def validate(data: dict, source: str) -> list[str]:
     else:
         _check_names_and_roles(report, pulleys, "tensioner" in data)
     _check_headline(report, valid.get("drive", {}), pulleys)
+    _check_crank_input(report, valid.get("drive", {}), pulleys)
     _check_pivot(report, valid.get("tensioner", {}), pulleys)
     _check_preload(report, valid.get("belt", {}), data.get("tensioner"))
     _check_overlap(report, pulleys, valid.get("belt", {}).get("thickness_m"))

@@ -12,7 +12,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Union
+from typing import Callable, Mapping, Union
 
 import numpy as np
 
@@ -22,9 +22,19 @@ from .model.system import BeltDrive
 from .units import RPM
 
 Signal = Union[float, Callable[[float], float]]
-#: the inputs' columns of a results table: name, unit, description
+#: the inputs' columns of a results table: name, unit, description (a drive with more inputs
+#: than these, belt_fmu.model.inputs, has one column per input: :func:`input_columns`)
 INPUT_COLUMNS = (("crank_speed_input", "rad/s", "crank speed input"),
                  ("water_pump_torque_input", "N.m", "water-pump load torque input"))
+
+
+def input_columns(inputs) -> tuple:
+    """The input columns of a drive's results table, one per input of ``inputs``
+    (:attr:`BeltDrive.inputs`): ``{input}_input``; the two of :data:`INPUT_COLUMNS` as named
+    there."""
+    known = {name.removesuffix("_input"): (name, unit, description) for name, unit, description in INPUT_COLUMNS}
+    return tuple(known.get(spec.name, (f"{spec.name}_input", spec.unit, f"{spec.description} (input)"))
+                 for spec in inputs)
 
 
 @dataclass
@@ -38,17 +48,19 @@ class Results:
 
     @classmethod
     def from_samples(cls, times, inputs, specs, values, wall_time: float = 0.0,
-                     time_description: str = "simulation time") -> "Results":
+                     time_description: str = "simulation time", columns=INPUT_COLUMNS) -> "Results":
         """The table of a run: ``time`` [s] (``times``, (m,)), the inputs it was driven with
-        (``inputs``, (m, 2): crank speed [rad/s], water-pump torque [N m]) and one column per
-        output of ``specs`` (objects with ``name``, ``unit``, ``description``, as
+        (``inputs``, (m, len(columns)): by default crank speed [rad/s], water-pump torque
+        [N m]; ``columns`` names them, :func:`input_columns`) and one column per output of
+        ``specs`` (objects with ``name``, ``unit``, ``description``, as
         :func:`belt_fmu.model.outputs.output_specs` gives) from ``values`` (m, len(specs))."""
+        input_names = columns
         inputs = np.asarray(inputs)
         values = np.asarray(values)
         columns = {"time": np.asarray(times)}
         units = {"time": "s"}
         descriptions = {"time": time_description}
-        for k, (name, unit, description) in enumerate(INPUT_COLUMNS):
+        for k, (name, unit, description) in enumerate(input_names):
             columns[name], units[name], descriptions[name] = inputs[:, k], unit, description
         for i, spec in enumerate(specs):
             columns[spec.name], units[spec.name], descriptions[spec.name] = values[:, i], spec.unit, spec.description
@@ -122,48 +134,71 @@ def _signal(value: Signal, name: str) -> Callable[[float], float]:
 
 
 def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: Signal | None = None,
-             rpm: float | None = None, water_pump_torque: Signal = 0.0, t_end: float = 1.0,
-             output_interval: float = 1e-3, settle_time: float | None = None,
+             rpm: float | None = None, water_pump_torque: Signal = 0.0, inputs: Mapping[str, Signal] | None = None,
+             t_end: float = 1.0, output_interval: float = 1e-3, settle_time: float | None = None,
              progress: Callable[[float], None] | None = None, drive: BeltDrive | None = None) -> Results:
     """Simulate a drive from its steady running state.
 
     Give the crank speed either as ``crank_speed`` [rad/s] (number or function of time t [s])
-    or as constant ``rpm``. ``water_pump_torque`` [N m] likewise. Outputs are sampled every
-    ``output_interval`` [s] up to ``t_end`` [s]; ``progress(t)`` is called after each.
-    ``drive`` reuses an already built :class:`BeltDrive` of the same layout.
+    or as constant ``rpm``. ``water_pump_torque`` [N m] likewise. ``inputs`` gives the
+    layout's other inputs by name (:mod:`belt_fmu.model.inputs`: ``{pulley}_torque`` of the
+    accessories with ``load = "input"``, ``engine_torque`` of a torque-driven crank), each a
+    number or a function of time, 0 where not given. A torque-driven crank starts at
+    ``crank_speed`` or ``rpm`` if given (numbers), else at the layout's
+    ``initial_crank_speed_rad_per_s``. Outputs are sampled every ``output_interval`` [s] up
+    to ``t_end`` [s]; ``progress(t)`` is called after each. ``drive`` reuses an already built
+    :class:`BeltDrive` of the same layout.
     """
-    if (crank_speed is None) == (rpm is None):
+    if drive is None:
+        if not isinstance(layout, Layout):
+            layout = load_layout(layout)
+        drive = BeltDrive(layout)
+    if crank_speed is not None and rpm is not None or (crank_speed is None and rpm is None
+                                                       and not drive.torque_driven_crank):
         raise ValueError("give exactly one of crank_speed [rad/s] and rpm")
     if rpm is not None:
         if not isinstance(rpm, (int, float)) or not math.isfinite(rpm):
             raise ValueError(f"rpm must be a finite number, got {rpm!r}")
         crank_speed = rpm * RPM
-    crank = _signal(crank_speed, "crank_speed")
+    if drive.torque_driven_crank and callable(crank_speed):
+        raise ValueError("crank_speed of a torque-driven crank is its start speed, a number [rad/s]; its speed "
+                         "follows from the engine_torque input")
+    crank = _signal(0.0 if crank_speed is None else crank_speed, "crank_speed")
     torque = _signal(water_pump_torque, "water_pump_torque")
+    signals = {name: _signal(value, name) for name, value in (inputs or {}).items()}
     if not (t_end > 0.0 and math.isfinite(t_end)):
         raise ValueError(f"t_end must be a finite time > 0 s, got {t_end!r}")
     if not (0.0 < output_interval <= t_end):
         raise ValueError(f"output_interval must be in (0, t_end], got {output_interval!r}")
-    if drive is None:
-        if not isinstance(layout, Layout):
-            layout = load_layout(layout)
-        drive = BeltDrive(layout)
     kwargs = {} if settle_time is None else {"settle_time": settle_time}
-    drive.reset(crank(0.0), torque(0.0), **kwargs)
+    drive.reset(None if crank_speed is None else crank(0.0), torque(0.0), **kwargs,
+                **{name: f(0.0) for name, f in signals.items()})
+
+    def crank_input(t):
+        return None if drive.torque_driven_crank else crank(t)
+
+    def input_row(t):
+        values = {name: f(t) for name, f in signals.items()}
+        row = [values.get(spec.name, 0.0) for spec in drive.inputs]
+        row[0] = values.get(drive.inputs[0].name, 0.0) if drive.torque_driven_crank else crank(t)
+        row[1] = torque(t)
+        return row
 
     n_out = int(round(t_end / output_interval))
     times = np.arange(n_out + 1) * (t_end / n_out)
     specs = drive.specs
     table = np.empty((n_out + 1, len(specs)))
-    inputs = np.empty((n_out + 1, 2))
+    samples = np.empty((n_out + 1, len(drive.inputs)))
     wall = 0.0
     for k, t in enumerate(times):
         if k > 0:
             start = time.perf_counter()
-            drive.advance(t - times[k - 1], crank(times[k - 1]), torque(times[k - 1]))
+            before = times[k - 1]
+            drive.advance(t - before, crank_input(before), torque(before),
+                          **{name: f(before) for name, f in signals.items()})
             wall += time.perf_counter() - start
             if progress is not None:
                 progress(t)
         table[k] = drive.output_values  # in the order of drive.specs
-        inputs[k] = (crank(t), torque(t))
-    return Results.from_samples(times, inputs, specs, table, wall)
+        samples[k] = input_row(t)
+    return Results.from_samples(times, samples, specs, table, wall, columns=input_columns(drive.inputs))

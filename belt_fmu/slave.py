@@ -6,9 +6,12 @@ and reads its outputs. ``belt-fmu build`` (:mod:`belt_fmu.build`) packs it into 
 
 Variables (SI units; names, units and descriptions in modelDescription.xml):
 
-* inputs :data:`INPUTS`: ``crank_speed`` [rad/s] (crank running direction) and
-  ``water_pump_torque`` [N.m] (load, positive against the pump's rotation);
-* outputs: every output of :func:`belt_fmu.model.outputs.output_specs` (tensioner angle,
+* inputs: those of the layout, :func:`belt_fmu.model.inputs.input_specs`: ``crank_speed``
+  [rad/s] (crank running direction; a torque-driven crank has ``engine_torque`` [N.m]
+  instead), ``water_pump_torque`` [N.m] (load, positive against the pump's rotation) and
+  ``{pulley}_torque`` [N.m] for each accessory with ``load = "input"``;
+* outputs: those of :func:`belt_fmu.model.outputs.fmu_output_specs`: every output of
+  :func:`belt_fmu.model.outputs.output_specs` (tensioner angle,
   ``bearing_force``, ``crank_torque``, hub forces, span tensions, speeds, slip) and
   ``water_pump_speed``;
 * parameters :data:`PARAMETERS` (variability fixed: set them before initialization ends):
@@ -55,8 +58,9 @@ from pythonfmu.enums import Fmi2Status
 from . import layout as layout_module
 from .layout import LayoutError, load_layout_data
 from .model.initialization import InitializationError
-from .model.outputs import output_specs
-from .model.system import CRANK_SPEED_RANGE, WATER_PUMP_TORQUE_RANGE, BeltDrive, DivergenceError
+from .model.inputs import Input, input_specs
+from .model.outputs import fmu_output_specs
+from .model.system import BeltDrive, DivergenceError
 
 LAYOUT_RESOURCE = "layout.json"
 INPUTS_RESOURCE = "inputs.json"  # start values of the inputs, chosen at build time
@@ -64,24 +68,6 @@ STATE_FORMAT = "belt_fmu FMU state 1"  # marks the states this slave writes
 #: a communication point may differ from the FMU's time by this fraction of max(1 s, |t|)
 #: (hosts that compute t = t0 + k h instead of summing steps differ by rounding only)
 TIME_TOLERANCE = 1e-9
-
-
-@dataclasses.dataclass(frozen=True)
-class Input:
-    """An FMU input and the range the model accepts."""
-
-    name: str
-    unit: str
-    description: str
-    low: float
-    high: float
-
-
-INPUTS = (
-    Input("crank_speed", "rad/s", "crank speed in its running direction", *CRANK_SPEED_RANGE),
-    Input("water_pump_torque", "N.m", "water-pump load torque, positive against its rotation",
-          *WATER_PUMP_TORQUE_RANGE),
-)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +80,7 @@ class Parameter:
     unit: str
     description: str
     kind: type = float
+    crank_input: str | None = None  # an FMU parameter only for this crank causality (None: always)
 
     @property
     def rule(self):
@@ -121,6 +108,9 @@ PARAMETERS = (
     Parameter("friction_law", "friction", "law", "",
               "friction law (structural): creep_polynomial, tanh, bristle, dahl, lugre or gms",
               str),
+    Parameter("initial_crank_speed", "drive", "initial_crank_speed_rad_per_s", "rad/s",
+              "speed the torque-driven crank starts at (held there while the drive settles)",
+              crank_input="torque"),
 )
 
 _VARIABLE = {float: Real, int: Integer, str: String}
@@ -182,25 +172,23 @@ class BeltDriveSlave(Fmi2Slave):
         self.layout_data = json.loads((resources / LAYOUT_RESOURCE).read_text())
         layout = load_layout_data(self.layout_data, self.layout_source)
         starts = json.loads((resources / INPUTS_RESOURCE).read_text())
-        for spec in INPUTS:
-            setattr(self, spec.name, float(starts[spec.name]))
+        self.inputs = input_specs(layout)
+        self._torque_driven_crank = layout.torque_driven_crank
+        self._torque_inputs = tuple(spec.name for spec in self.inputs if spec.pulley is not None)
+        for spec in self.inputs:
+            setattr(self, spec.name, float(starts.get(spec.name, 0.0)))
             self._register(Real(spec.name, causality=Fmi2Causality.input, variability=Fmi2Variability.continuous,
                                 description=spec.description), ("input", spec, float))
 
-        self.parameters = [p for p in PARAMETERS if self.layout_data.get(p.table, {}).get(p.key) is not None]
+        self.parameters = [p for p in PARAMETERS if self.layout_data.get(p.table, {}).get(p.key) is not None
+                           and p.crank_input in (None, layout.drive.crank_input)]
         for p in self.parameters:
             setattr(self, p.name, p.kind(self.layout_data[p.table][p.key]))
             self._register(_VARIABLE[p.kind](p.name, causality=Fmi2Causality.parameter,
                                              variability=Fmi2Variability.fixed, description=p.description),
                            ("parameter", p, p.kind))
 
-        specs = output_specs([p.name for p in layout.pulleys], layout.headline_pulley_name)
-        outputs = [(s.name, s.description, i) for i, s in enumerate(specs)]
-        if layout.water_pump_index is not None:
-            pump = layout.pulleys[layout.water_pump_index].name
-            index = [s.name for s in specs].index(f"speed_{pump}")
-            outputs.append(("water_pump_speed", "water-pump speed in its running direction", index))
-        for name, description, index in outputs:
+        for name, description, index in ((s.name, s.description, s.index) for s in fmu_outputs(layout)):
             self._register(Real(name, causality=Fmi2Causality.output, variability=Fmi2Variability.continuous,
                                 initial=Fmi2Initial.calculated, description=description,
                                 getter=lambda i=index: self._output(i)),
@@ -266,7 +254,9 @@ class BeltDriveSlave(Fmi2Slave):
             return self._refuse(f"{call} refused: the FMU is at t = {self.time:.9g} s; a step must start where "
                                 "the last one ended (or restore the state saved at that time)")
         try:
-            self.drive.advance(step_size, self.crank_speed, self.water_pump_torque)
+            crank = None if self._torque_driven_crank else self.crank_speed
+            self.drive.advance(step_size, crank, self.water_pump_torque,
+                               **{name: getattr(self, name) for name in self._torque_inputs})
         except DivergenceError as err:
             self.failure = f"the model diverged in the step from t = {current_time:.9g} s: {err}"
             self.log(f"{call} discarded: {err}; restore a saved state (fmi2SetFMUstate) to go on",
@@ -400,13 +390,14 @@ class BeltDriveSlave(Fmi2Slave):
         running state at the current inputs, unless it already stands there (outputs read
         during initialization started it). A failure is kept in :attr:`failure`."""
         parameters = tuple(getattr(self, p.name) for p in self.parameters)
-        inputs = (self.crank_speed, self.water_pump_torque)
+        inputs = tuple(getattr(self, spec.name) for spec in self.inputs)
         if self.drive is not None and self._started_with == (parameters, inputs):
             return
         try:
             drive = self.drive if self.drive is not None and self._started_with[0] == parameters else None
             drive = drive or BeltDrive(self._layout())
-            drive.reset(*inputs)
+            crank = None if self._torque_driven_crank else self.crank_speed  # None: the layout's start speed
+            drive.reset(crank, self.water_pump_torque, **{name: getattr(self, name) for name in self._torque_inputs})
         except (LayoutError, InitializationError, ValueError, DivergenceError) as err:
             self.drive, self._started_with = None, None
             self.failure = f"the model did not initialize: {err}"
@@ -438,7 +429,7 @@ class BeltDriveSlave(Fmi2Slave):
             "phase": self.phase,
             "time": self.time,
             "failure": self.failure,
-            "inputs": {spec.name: getattr(self, spec.name) for spec in INPUTS},
+            "inputs": {spec.name: getattr(self, spec.name) for spec in self.inputs},
             "parameters": {p.name: getattr(self, p.name) for p in self.parameters},
             "drive": None if self.drive is None else base64.b64encode(self.drive.get_state().tobytes()).decode(),
         }
@@ -464,9 +455,9 @@ class BeltDriveSlave(Fmi2Slave):
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             return "the state was not made by this FMU", None, None
         inputs, parameters = state.get("inputs"), state.get("parameters")
-        if not isinstance(inputs, dict) or set(inputs) != {spec.name for spec in INPUTS}:
+        if not isinstance(inputs, dict) or set(inputs) != {spec.name for spec in self.inputs}:
             return "the state's inputs do not match this FMU's", None, None
-        for spec in INPUTS:
+        for spec in self.inputs:
             value = inputs[spec.name]
             if not (isinstance(value, (int, float)) and math.isfinite(value) and spec.low <= value <= spec.high):
                 return f"the state's input {spec.name} = {value!r} is not allowed", None, None
@@ -517,3 +508,12 @@ class BeltDriveSlave(Fmi2Slave):
         if not isinstance(state, dict) or state.get("format") != STATE_FORMAT:
             return InvalidState("the bytes are not a state of this FMU")
         return state
+
+
+def fmu_outputs(layout):
+    """The FMU's output variables of a drive with this layout
+    (:func:`belt_fmu.model.outputs.fmu_output_specs`)."""
+    names = [p.name for p in layout.pulleys]
+    pump = names[layout.water_pump_index] if layout.water_pump_index is not None else None
+    crank = names[layout.crank_index] if layout.torque_driven_crank else None
+    return fmu_output_specs(names, layout.headline_pulley_name, pump, layout.port_pulleys, crank)

@@ -1,7 +1,7 @@
-"""examples/ssp: the belt-drive FMU in an SSP system with a power-unit and a water-pump FMU,
-run by libcosim (the SSP engine) and by a plain fmpy master loop (examples/ssp/README.md).
+"""examples/ssp: the belt-drive FMU in an SSP system with a power-unit, a water-pump and an
+alternator FMU, run by libcosim (the SSP engine) and by a plain fmpy master loop (examples/ssp/README.md).
 
-The three FMUs are built once for the module; each system run is a short horizon at the
+The four FMUs are built once for the module; each system run is a short horizon at the
 SSD's 0.1 ms step and runs once (``run`` caches it). libcosim loads the PythonFMU FMUs into
 this process, like fmpy does.
 """
@@ -100,7 +100,7 @@ def mean_over_firing_periods(results, name, order):
 
 # ---------------------------------------------------------------------------- the files
 def test_fmus_pass_fmpy_validate_with_units_on_every_variable(fmus):
-    assert set(fmus) == {"PowerUnit.fmu", "WaterPump.fmu", "BeltDrive.fmu"}
+    assert set(fmus) == {"PowerUnit.fmu", "WaterPump.fmu", "Alternator.fmu", "BeltDrive.fmu"}
     for path in fmus.values():
         assert validate_fmu(str(path)) == [], path
         root = ET.fromstring(zipfile.ZipFile(path).read("modelDescription.xml"))
@@ -138,14 +138,18 @@ def test_ssd_and_ssv_pass_the_ssp_1_0_schema_and_match_the_fmus(fmus):
 def test_ssp_archive_holds_the_ssd_at_its_root_and_the_rest_in_resources(fmus, tmp_path):
     path = build_ssp.pack_ssp(tmp_path / "BeltDriveSystem.ssp", fmus, {"speed_setpoint": 100.0})
     with zipfile.ZipFile(path) as ssp:
-        assert sorted(ssp.namelist()) == ["SystemStructure.ssd", "resources/BeltDrive.fmu", "resources/PowerUnit.fmu",
-                                          "resources/WaterPump.fmu", "resources/belt.ssv", "resources/engine.ssv",
+        assert sorted(ssp.namelist()) == ["SystemStructure.ssd", "resources/Alternator.fmu", "resources/BeltDrive.fmu",
+                                          "resources/PowerUnit.fmu", "resources/WaterPump.fmu",
+                                          "resources/alternator.ssv", "resources/belt.ssv", "resources/engine.ssv",
                                           "resources/pump.ssv"]
-        shares = {c: build_ssp.read_parameters(ssp.read(f"resources/{c}.ssv")) for c in ("engine", "belt", "pump")}
+        shares = {c: build_ssp.read_parameters(ssp.read(f"resources/{c}.ssv"))
+                  for c in ("engine", "belt", "pump", "alternator")}
     # each component's set holds exactly its FMU's parameters; together they are parameters.ssv
     assert set(shares["belt"]) == {"belt_pretension"}
     assert set(shares["pump"]) == {"pump_T0", "pump_k", "pump_step_time", "pump_step_factor"}
-    packed = {**shares["engine"], **shares["belt"], **shares["pump"]}
+    assert set(shares["alternator"]) == {"system_voltage", "alternator_efficiency", "alternator_T0", "load_current",
+                                         "load_step_current", "load_step_time"}
+    packed = {**shares["engine"], **shares["belt"], **shares["pump"], **shares["alternator"]}
     assert sum(len(share) for share in shares.values()) == len(packed)
     assert packed["speed_setpoint"] == (100.0, "rad/s")
     assert {n: v for n, (v, _) in packed.items() if n != "speed_setpoint"} == {
@@ -209,6 +213,24 @@ def test_water_pump_torque_is_t0_plus_k_speed_squared(fmus):
     pump.close()
 
 
+def test_alternator_torque_feeds_its_current_demand(fmus):
+    """T0 + U I / (eta w), the current demand stepping at load_step_time, held below min_speed."""
+    alternator = FmuInstance(fmus["Alternator.fmu"], instance_name="alternator_alone")
+    alternator.initialize({"load_current": 20.0, "load_step_current": 50.0, "load_step_time": 2e-4,
+                           "alternator_speed": 250.0})
+    expected = 0.3 + 28.0 * 20.0 / (0.6 * 250.0)
+    alternator.step(1e-4)
+    assert alternator.get(["alternator_torque", "alternator_current"]) == pytest.approx([expected, 20.0], rel=1e-14)
+    alternator.step(1e-4)
+    torque, current, power = alternator.get(["alternator_torque", "alternator_current", "alternator_power"])
+    assert (torque, current) == pytest.approx((0.3 + 28.0 * 50.0 / (0.6 * 250.0), 50.0), rel=1e-14)
+    assert power == pytest.approx(torque * 250.0, rel=1e-14)
+    alternator.set({"alternator_speed": 10.0})
+    alternator.step(1e-4)
+    assert alternator.get(["alternator_torque"])[0] == pytest.approx(0.3 + 28.0 * 50.0 / (0.6 * 50.0), rel=1e-14)
+    alternator.close()
+
+
 # --------------------------------------------------------------------------- the system
 @needs_libcosim
 def test_ssp_runs_end_to_end_with_libcosim_and_applies_the_parameter_set(run):
@@ -222,7 +244,9 @@ def test_ssp_runs_end_to_end_with_libcosim_and_applies_the_parameter_set(run):
         assert np.all(np.isfinite(results[name])), name
     expected = {"engine.speed_setpoint", "engine.crank_inertia", "engine.irregularity_order",
                 "engine.irregularity_amplitude", "belt.belt_pretension", "pump.pump_T0", "pump.pump_k",
-                "pump.pump_step_time", "pump.pump_step_factor"}
+                "pump.pump_step_time", "pump.pump_step_factor", "alternator.system_voltage",
+                "alternator.alternator_efficiency", "alternator.alternator_T0", "alternator.load_current",
+                "alternator.load_step_current", "alternator.load_step_time"}
     assert set(results.parameters) == expected
     assert {name.split(".")[1]: value for name, value in results.parameters.items()} == ssv_values()
 
@@ -233,6 +257,10 @@ def test_ssp_runs_end_to_end_with_libcosim_and_applies_the_parameter_set(run):
     # the arm swings: the built-in drive's arm swings by about 0.6 deg peak to peak at idle with
     # this engine's irregularity (docs/default-drive.md: no resonance at idle)
     assert np.ptp(settled(results, "belt.tensioner_angle")[1]) > 0.005
+    speed = results["belt.alternator1_speed"]  # the second coupling, through the belt's alternator port
+    expected = ssv["alternator_T0"] + ssv["system_voltage"] * ssv["load_current"] / (
+        ssv["alternator_efficiency"] * speed[:-1])
+    assert results["alternator.alternator_torque"][1:] == pytest.approx(expected, rel=1e-14)
 
 
 @needs_libcosim
@@ -299,6 +327,29 @@ def test_water_pump_load_reaches_the_engine(run, fmus):
     assert dip.min() == pytest.approx(predicted.min(), rel=0.15)
     assert t[np.argmin(dip)] - step == pytest.approx(t[np.argmin(predicted)] - step, rel=0.15)
     assert abs(dip[-1]) < 0.5 * abs(dip.min())
+
+
+@needs_libcosim
+def test_alternator_current_step_reaches_the_engine(run):
+    """The second coupling: the electrical load steps from 10 A to 40 A at 28 V at t = 0.05 s
+    (1.4 kW more at efficiency 0.6); the alternator FMU's torque rises by U dI / (eta w) and the
+    belt passes it to the crank: the crank torque rises by the added alternator torque times
+    the alternator-to-crank speed ratio (power balance, within 3 %: the belt's creep and the
+    tensioner's motion take the rest), and the engine's speed dips and recovers."""
+    step = 0.05
+    light = run("libcosim", **QUIET)
+    heavy = run("libcosim", **QUIET, load_step_time=step, load_step_current=40.0)
+    before = heavy["time"] < step
+    assert np.max(np.abs(heavy["engine.crank_speed"][before] - light["engine.crank_speed"][before])) < 1e-9
+    assert np.all(settled(heavy, "alternator.alternator_current")[1] == 40.0)
+    added = np.mean(settled(heavy, "alternator.alternator_torque")[1] - settled(light, "alternator.alternator_torque")[1])
+    speed = np.mean(settled(heavy, "belt.alternator1_speed")[1])
+    assert added == pytest.approx(28.0 * 30.0 / (0.6 * speed), rel=0.01)
+    ratio = np.mean(settled(heavy, "belt.alternator1_speed")[1] / settled(heavy, "belt.crank_speed")[1])
+    crank = np.mean(settled(heavy, "belt.crank_torque")[1] - settled(light, "belt.crank_torque")[1])
+    assert crank == pytest.approx(added * ratio, rel=0.03)
+    dip = heavy["engine.crank_speed"] - light["engine.crank_speed"]
+    assert dip.min() < -0.1 and abs(dip[-1]) < 0.5 * abs(dip.min())
 
 
 @needs_libcosim

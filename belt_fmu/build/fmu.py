@@ -26,8 +26,8 @@ from pathlib import Path
 
 from .. import __version__
 from ..layout import Layout, load_layout
-from ..model.outputs import output_specs
-from ..slave import INPUTS, INPUTS_RESOURCE, LAYOUT_RESOURCE, PARAMETERS
+from ..model.inputs import input_specs
+from ..slave import INPUTS_RESOURCE, LAYOUT_RESOURCE, PARAMETERS, fmu_outputs
 from . import model_description, native
 from .slave_script import REQUIRED_PACKAGES, TEMPLATE
 
@@ -73,10 +73,12 @@ def fmu_layout_data(layout: Layout) -> dict:
 
 
 def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 800 * 2 * 3.141592653589793 / 60,
-              water_pump_torque: float = 0.0, warm_cache: bool = True) -> Path:
+              water_pump_torque: float = 0.0, warm_cache: bool = True, torques: dict | None = None) -> Path:
     """Build the FMU of the layout file ``layout_path`` (None: the built-in layout) at
     ``output``. ``crank_speed`` [rad/s] and ``water_pump_torque`` [N m] are the inputs' start
-    values. Returns the FMU's path. Raises LayoutError for a bad layout; never overwrites the
+    values, ``torques`` those of the layout's torque inputs by name (``engine_torque``,
+    ``{pulley}_torque``; 0 where not given; :func:`belt_fmu.model.inputs.input_specs`); a
+    torque-driven crank starts at the layout's ``initial_crank_speed_rad_per_s``. Returns the FMU's path. Raises LayoutError for a bad layout; never overwrites the
     layout file.
 
     The linux64 binary is the native loader (:mod:`belt_fmu.build.native`), compiled here with
@@ -93,6 +95,17 @@ def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 
     from ..model.system import check_inputs
 
     check_inputs(crank_speed, water_pump_torque)
+    starts = {spec.name: 0.0 for spec in input_specs(layout)}
+    starts.update({"crank_speed": crank_speed, "water_pump_torque": water_pump_torque})
+    for name, value in (torques or {}).items():
+        spec = next((spec for spec in input_specs(layout) if spec.name == name and spec.pulley is not None), None)
+        if spec is None:
+            raise ValueError(f"{name} is not a torque input of this layout; its torque inputs: "
+                             + (", ".join(s.name for s in input_specs(layout) if s.pulley is not None) or "none"))
+        if (problem := spec.problem(value)) is not None:
+            raise ValueError(problem)
+        starts[name] = float(value)
+    starts = {spec.name: starts[spec.name] for spec in input_specs(layout)}
     data = fmu_layout_data(layout)
     package = package_name()
     fingerprint = hashlib.sha256(json.dumps([package, data], sort_keys=True).encode()).hexdigest()[:12]
@@ -107,8 +120,7 @@ def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 
             shutil.copy2(source, target)
         (stage / LAYOUT_RESOURCE).write_text(json.dumps(data, indent=1))
         (stage / "layout.toml").write_text(layout.to_toml())
-        (stage / INPUTS_RESOURCE).write_text(json.dumps({"crank_speed": crank_speed,
-                                                         "water_pump_torque": water_pump_torque}))
+        (stage / INPUTS_RESOURCE).write_text(json.dumps(starts))
         script = stage / f"{module}.py"
         script.write_text(TEMPLATE.format(layout_name=layout.drive.name, version=__version__, package=package,
                                           class_name=CLASS_NAME, required=REQUIRED_PACKAGES))
@@ -147,11 +159,11 @@ def _same_dir_copy(source: Path, output: Path) -> Path:
 
 def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
     """Copy the FMU zip with its modelDescription completed."""
-    names = [p.name for p in layout.pulleys]
-    units = {"crank_speed": "rad/s", "water_pump_torque": "N.m", "water_pump_speed": "rad/s"}
-    units.update({s.name: s.unit for s in output_specs(names, layout.headline_pulley_name)})
+    inputs = input_specs(layout)
+    units = {spec.name: spec.unit for spec in inputs}
+    units.update({s.name: s.unit for s in fmu_outputs(layout)})
     units.update({p.name: p.unit for p in PARAMETERS if p.kind is float})
-    ranges = {spec.name: (spec.low, spec.high) for spec in INPUTS}
+    ranges = {spec.name: (spec.low, spec.high) for spec in inputs}
     for p in PARAMETERS:
         if p.kind is float:  # the layout rule's bounds (an open bound is given as closed: FMI has no other)
             ranges[p.name] = (p.rule.gt if p.rule.gt is not None else p.rule.ge,
@@ -184,7 +196,7 @@ def warm_jit_cache(fmu: Path) -> None:
             "layout = pkg.load_layout_data(__import__('json').loads(open(sys.argv[1]).read()))\n"
             "drive = pkg.BeltDrive(layout)\n"
             "drive.reset(80.0, 1.0, settle_time=1e-3)\n"
-            "drive.advance(1e-4, 80.0, 1.0)\n"
+            "drive.advance(1e-4, None if drive.torque_driven_crank else 80.0, 1.0)\n"
             "drive.output_values\n"
         )
         subprocess.run([sys.executable, "-c", code, str(resources / LAYOUT_RESOURCE)], check=True)

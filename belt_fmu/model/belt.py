@@ -39,6 +39,8 @@ BELT = np.dtype(
         ("bending_stiffness", "f8"),  # EI [N m^2]
         ("bending_damping", "f8"),  # c_b [N m^2 s]: moment += c_b x curvature rate
         ("transverse_damping", "f8"),  # per node: the per-length value x l0 [N s/m]
+        ("gravity_x", "f8"),  # acceleration of gravity on the belt [m/s^2] (0 by default)
+        ("gravity_y", "f8"),
     ]
 )
 

@@ -18,7 +18,7 @@ PULLEY = np.dtype(
         ("y", "f8"),
         ("radius", "f8"),  # cord-line radius rho [m]
         ("sense", "f8"),  # +1 turns CCW in normal running, -1 CW
-        ("inertia", "f8"),  # polar inertia [kg m^2] (crankshaft: unused, its speed is an input)
+        ("inertia", "f8"),  # polar inertia [kg m^2] (a speed-driven crankshaft: unused)
         ("bearing_damping", "f8"),  # viscous bearing loss [N m s/rad]
         ("effective_mu", "f8"),  # friction coefficient of the belt on it: ribbed mu / sin(phi/2)
         ("table_start", "i8"),  # its load-torque table: rows [start, stop) of the load table
@@ -29,7 +29,9 @@ PULLEY = np.dtype(
 #: Which pulley plays which role (indices into the PULLEY rows, -1 for none).
 ROLES = np.dtype(
     [
-        ("crank", "i8"),  # the crankshaft: its speed is the input crank_speed
+        ("crank", "i8"),  # the crankshaft: its speed is the input crank_speed, or it is free
+        ("crank_speed_input", "i8"),  # 1: the crank's speed is prescribed; 0: it turns under the
+        # engine torque (its load torque in the work view port_torque) like a free pulley
         ("crank_sense", "f8"),  # +1 the crankshaft turns CCW in the drawing, -1 CW
         ("water_pump", "i8"),  # loaded by the input water_pump_torque, or -1
         ("tensioner", "i8"),  # carried by the tensioner arm, or -1
@@ -54,13 +56,13 @@ def table_torque(table, start, stop, speed):
 
 
 @njit(cache=True)
-def pulley_loads(roles, pulley, index, omega, water_pump_torque, table):
+def pulley_loads(roles, pulley, index, omega, water_pump_torque, port_torque, table):
     """External load on pulley ``index``: (resisting torque >= 0 [N m], driving torque [N m]).
 
     Load torques are given positive against the pulley's rotation (the water-pump input, the
-    accessory tables at the current running speed); they resist motion whichever way it
-    goes and cannot drive the pulley backwards. A negative value is a torque driving the
-    pulley in its running direction.
+    pulley's input ``port_torque``, the accessory tables at the current running speed); they
+    resist motion whichever way it goes and cannot drive the pulley backwards. A negative
+    value is a torque driving the pulley in its running direction.
     """
     resisting = 0.0
     driving = 0.0
@@ -69,6 +71,10 @@ def pulley_loads(roles, pulley, index, omega, water_pump_torque, table):
             resisting += water_pump_torque
         else:
             driving -= water_pump_torque
+    if port_torque >= 0.0:
+        resisting += port_torque
+    else:
+        driving -= port_torque
     if pulley.table_stop > pulley.table_start:
         torque = table_torque(table, pulley.table_start, pulley.table_stop, abs(omega))
         if torque >= 0.0:
@@ -95,7 +101,7 @@ def update_pulley_centers(p, s, w):
 
 @njit(cache=True, inline="always")
 def accelerate_pulleys(p, s, w, dt, water_pump_torque):
-    """Velocity predictor of the free pulleys (all but the crank): their driving loads and
+    """Velocity predictor of the free pulleys (all but a speed-driven crank): their driving loads and
     bearing damping explicit; a load resisting rotation is a Coulomb-like torque against the
     motion, solved implicitly as friction is (:func:`belt_fmu.model.friction.implicit_friction`
     with the ``load_friction`` law), so that it stops a pulley instead of reversing it. The
@@ -103,24 +109,28 @@ def accelerate_pulleys(p, s, w, dt, water_pump_torque):
     roles = p.roles[0]
     pulleys = p.pulleys
     for j in range(pulleys.shape[0]):
-        if j != roles.crank:
+        if j != roles.crank or roles.crank_speed_input == 0:
             inertia = pulleys[j].inertia
-            resisting, driving = pulley_loads(roles, pulleys[j], j, s.omega[j], water_pump_torque, p.load_table)
+            resisting, driving = pulley_loads(roles, pulleys[j], j, s.omega[j], water_pump_torque, w.port_torque[j],
+                                              p.load_table)
             free = s.omega[j] + dt * (pulleys[j].sense * driving - pulleys[j].bearing_damping * s.omega[j]) / inertia
             s.omega[j] = free if resisting == 0.0 else implicit_friction(p.load_friction[0], resisting, 1.0, free, 0.0,
                                                                          w.arm_work, w.arm_work, inertia, dt,
                                                                          s.omega[j])[1]
 
 
-def steady_load_torques(parameters, speeds, water_pump_torque: float) -> np.ndarray:
+def steady_load_torques(parameters, speeds, water_pump_torque: float, port_torque=None) -> np.ndarray:
     """Load torque of every pulley [N m] running steadily at ``speeds`` [rad/s], against its
-    rotation: bearing loss, the water-pump input and the accessory tables (0 for the crank)."""
+    rotation: bearing loss, the water-pump input, the pulleys' inputs ``port_torque`` (p,)
+    and the accessory tables (0 for the crank, which drives)."""
     roles = parameters.roles[0]
     torques = np.zeros(len(speeds))
     for j, pulley in enumerate(parameters.pulleys):
         if j == roles["crank"]:
             continue
         torques[j] = pulley["bearing_damping"] * speeds[j]
+        if port_torque is not None:
+            torques[j] += port_torque[j]
         if j == roles["water_pump"]:
             torques[j] += water_pump_torque
         if pulley["table_stop"] > pulley["table_start"]:

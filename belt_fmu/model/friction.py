@@ -318,7 +318,7 @@ def friction_impulses(p, s, w, dt):
 
     For contact k of node i on pulley j, with the CCW tangent t of its frame and contact
     radius r: the slip the step would end with without friction, the effective mass of the
-    node against the pulley (``1/m_eff = 1/m + r^2/I``, the crank's speed an input: 1/I = 0),
+    node against the pulley (``1/m_eff = 1/m + r^2/I``; a speed-driven crank: 1/I = 0),
     and :func:`implicit_friction` give the friction force F. Its impulse ``dt F`` goes to the
     node and, opposite, to the pulley at once, so the next contact on the same pulley sees its
     new speed (a Gauss-Seidel sweep; the momentum exchanged balances exactly). F is added to
@@ -326,7 +326,7 @@ def friction_impulses(p, s, w, dt):
     start.
     """
     pulleys = p.pulleys
-    crank = p.roles[0].crank
+    crank = p.roles[0].crank if p.roles[0].crank_speed_input != 0 else -1  # the pulley of infinite inertia
     inv_m = 1.0 / p.belt[0].node_mass
     for k in range(w.contact_count[0]):
         i = w.contact_node[k]

@@ -343,13 +343,14 @@ def solve_running_state(geom: DriveGeometry, rest_length: float, offsets: np.nda
 
 
 def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: float, water_pump_torque: float,
-                        arm_bias: float = 0.0):
+                        arm_bias: float = 0.0, port_torque=None):
     """Write the steady running state at constant inputs into the state views ``state``
     (:class:`belt_fmu.model.state.StateViews`; friction states zero): steps 1-3 of the module
     docstring. ``crank_speed`` [rad/s] in the crank's running direction, ``water_pump_torque``
-    [N m] against the pump's rotation; ``arm_bias`` as in :func:`solve_running_state`. If the
-    loads need tensions the belt cannot carry (it will slip), the belt starts unloaded and the
-    dynamics apply the loads."""
+    [N m] against the pump's rotation, ``port_torque`` (p,) [N m] the pulleys' input load
+    torques (None: none); ``arm_bias`` as in :func:`solve_running_state`. If the loads need
+    tensions the belt cannot carry (it will slip), the belt starts unloaded and the dynamics
+    apply the loads."""
     crank = geom.crank
     rest_length = parameters.belt[0]["rest_length"]
     # belt speed from the crank, running speeds by radius ratio (eq. 12.20)
@@ -357,7 +358,7 @@ def place_running_state(state, geom: DriveGeometry, parameters, crank_speed: flo
     speeds = belt_speed / geom.radii
     centrifugal = geom.mass_per_length * belt_speed ** 2
     path = BeltPath.from_circles(geom.centers, geom.radii, geom.senses)
-    loaded = span_tension_offsets(path, crank, steady_load_torques(parameters, speeds, water_pump_torque))
+    loaded = span_tension_offsets(path, crank, steady_load_torques(parameters, speeds, water_pump_torque, port_torque))
     if not (np.all(np.isfinite(loaded)) and np.ptp(loaded) < MAX_RUNNING_STRAIN * geom.axial_stiffness):
         loaded = np.zeros_like(loaded)  # loads no belt carries: start unloaded, the dynamics slip
     try:

@@ -19,7 +19,8 @@ slip ``s*`` without friction is known, and the end-of-step slip solves
 with the pulley's inertia at the contact radius ``r``. The impulse ``dt F`` is applied to
 the node and, with opposite sign, to the pulley at once, so the next contact of the same
 pulley sees its updated speed (a Gauss-Seidel sweep); momentum exchanged between belt and
-pulley balances exactly. The crankshaft's speed is an input (``1/I = 0``).
+pulley balances exactly. A speed-driven crankshaft has ``1/I = 0``; a torque-driven one is a
+free pulley with the layout's inertia.
 
 The tensioner arm's Coulomb friction (a tanh law) is solved the same way, for one degree of
 freedom.
@@ -62,12 +63,13 @@ def stable_time_step(parameters, max_step: float = MAX_STEP) -> float:
 
 @njit(cache=True, inline="always")
 def accelerate_nodes(belt, s, w, dt):
-    """Explicit velocity predictor of the belt nodes from ``w.node_force`` (friction excluded)."""
+    """Explicit velocity predictor of the belt nodes from ``w.node_force`` (friction excluded)
+    and gravity (the layout's ``gravity_m_per_s2``, 0 unless given)."""
     inv_m = 1.0 / belt.node_mass
     inv_j = 1.0 / belt.node_inertia
     for i in range(s.u.shape[0]):
-        s.u[i, 0] += dt * w.node_force[i, 0] * inv_m
-        s.u[i, 1] += dt * w.node_force[i, 1] * inv_m
+        s.u[i, 0] += dt * (w.node_force[i, 0] * inv_m + belt.gravity_x)
+        s.u[i, 1] += dt * (w.node_force[i, 1] * inv_m + belt.gravity_y)
         s.u[i, 2] += dt * w.node_force[i, 2] * inv_j
 
 
@@ -85,12 +87,14 @@ def move(s, dt):
 @njit(cache=True)
 def step(p, s, w, dt, crank_omega, water_pump_torque):
     """One step of length ``dt`` [s] of the scheme in the module docstring; ``crank_omega``
-    [rad/s] is the crank's speed, CCW (global). ``p`` are the drive's parameter records, ``s``
+    [rad/s] is the crank's speed, CCW (global), unless the crank is torque driven (then it is
+    not used). ``p`` are the drive's parameter records, ``s``
     its state views, ``w`` its work views. Requires valid neighbour lists
     (:func:`belt_fmu.model.contact.rebuild_neighbour_lists`)."""
     belt = p.belt[0]
     update_pulley_centers(p, s, w)  # the tensioner pulley rides on its arm
-    s.omega[p.roles[0].crank] = crank_omega  # the crank's speed is an input
+    if p.roles[0].crank_speed_input != 0:
+        s.omega[p.roles[0].crank] = crank_omega  # the crank's speed is an input
 
     # forces at the current positions, friction excluded
     closed_belt_forces(belt, s, w)
@@ -162,9 +166,10 @@ def report(y, work, index_work, parameters, trial_y, dt, crank_omega, water_pump
     scheme applies over a step: the friction impulses and the implicit axial forces depend
     on the step's length, and so would outputs read after a step of any other length (a
     communication step ending 1e-12 s after a full one moved hub forces by 5 %). So they
-    are always those of one trial step of the nominal length ``dt`` from ``y`` with these
-    inputs, taken on the copy ``trial_y`` and discarded: the outputs are a function of the
-    state and the inputs alone, whatever steps led there. The trial leaves the neighbour
+    are always those of one trial step of length ``dt`` from ``y`` with these inputs, taken
+    on the copy ``trial_y`` and discarded: the outputs are a function of the state, the
+    inputs and ``dt`` (BeltDrive passes the length of the steps it runs with, or its nominal
+    step after an interval too short to resolve the forces), not of the steps that led there. The trial leaves the neighbour
     lists due for a rebuild if they were, so the run continues exactly as without it.
     """
     trial_y[:] = y

@@ -53,6 +53,8 @@ DRIVE_OUTPUTS = (
 #: one value per pulley, named ``{key}_{pulley}``
 PULLEY_OUTPUTS = (
     Output("speed", "rad/s", "speed of pulley '{pulley}', positive in its running direction"),
+    Output("angle", "rad", "rotation angle of pulley '{pulley}' since the start, positive in its running "
+                           "direction"),
     Output("slip", "1", "speed loss of pulley '{pulley}' relative to the crankshaft by the effective-radius "
                         "ratio, 1 - w r / (w_crank r_crank)", ("mean", "max")),
     Output("hub_force_x", "N", "x component of the belt's force on pulley '{pulley}'"),
@@ -79,6 +81,7 @@ BELT_SPEED = _position(DRIVE_OUTPUTS, "belt_speed")
 PULLEY_BLOCK = len(DRIVE_OUTPUTS)
 PULLEY_STRIDE = len(PULLEY_OUTPUTS)
 SPEED = _position(PULLEY_OUTPUTS, "speed")
+ANGLE = _position(PULLEY_OUTPUTS, "angle")
 SLIP = _position(PULLEY_OUTPUTS, "slip")
 HUB_FORCE_X = _position(PULLEY_OUTPUTS, "hub_force_x")
 HUB_FORCE_Y = _position(PULLEY_OUTPUTS, "hub_force_y")
@@ -139,15 +142,35 @@ def output_specs(pulley_names, headline: str) -> list[OutputSpec]:
             for index, (output, name, fields, pulley, span) in enumerate(specs)]
 
 
-def fmu_output_specs(pulley_names, headline: str, water_pump: str | None) -> list[OutputSpec]:
-    """The FMU's output variables: every output of :func:`output_specs` and, for a drive with
-    a water pump, ``water_pump_speed`` (the pump pulley's speed under the name a system model
-    connects it by), each with its position in the output vector."""
+def fmu_output_specs(pulley_names, headline: str, water_pump: str | None, ports=(),
+                     torque_crank: str | None = None) -> list[OutputSpec]:
+    """The FMU's output variables: every output of :func:`output_specs` and, under the names
+    a system model connects them by (second names of the same values):
+
+    * ``water_pump_speed``, for a drive with a water pump (the pump pulley's speed);
+    * ``{pulley}_speed`` and ``{pulley}_angle`` of each pulley in ``ports`` (the accessories
+      whose load torque is an input, :func:`belt_fmu.model.inputs.input_specs`);
+    * ``crank_speed`` and ``crank_angle`` of the crank pulley ``torque_crank``, when the
+      engine torque drives it.
+    """
     specs = output_specs(pulley_names, headline)
+    by_name = {spec.name: spec for spec in specs}
+    aliases = []
     if water_pump is not None:
-        speed = next(spec for spec in specs if spec.name == pulley_output_name("speed", water_pump))
-        specs.append(OutputSpec("water_pump_speed", speed.unit, "water-pump speed in its running direction",
-                                speed.output, water_pump, None, speed.index))
+        aliases.append(("water_pump_speed", "speed", water_pump, "water-pump speed in its running direction"))
+    for name in ports:
+        aliases.append((f"{name}_speed", "speed", name, f"speed of accessory '{name}' (its port), positive in its "
+                        "running direction"))
+        aliases.append((f"{name}_angle", "angle", name, f"rotation angle of accessory '{name}' (its port) since "
+                        "the start, positive in its running direction"))
+    if torque_crank is not None:
+        aliases.append(("crank_speed", "speed", torque_crank, "crank speed in its running direction (the engine "
+                        "torque drives the crank)"))
+        aliases.append(("crank_angle", "angle", torque_crank, "crank rotation angle since the start, positive "
+                        "in its running direction"))
+    for alias, key, pulley, description in aliases:
+        spec = by_name[pulley_output_name(key, pulley)]
+        specs.append(OutputSpec(alias, spec.unit, description, spec.output, pulley, None, spec.index))
     return specs
 
 
@@ -223,6 +246,7 @@ def evaluate_outputs(parameters, s, w, out):
         k = PULLEY_BLOCK + j * PULLEY_STRIDE
         running = pulleys[j].sense * s.omega[j]
         out[k + SPEED] = running
+        out[k + ANGLE] = pulleys[j].sense * s.theta[j]
         out[k + SLIP] = 1.0 - running * effective_radius(pulleys[j].radius, l0) / reference if reference != 0.0 else 0.0
         out[k + HUB_FORCE_X] = w.hub_force[j, 0]
         out[k + HUB_FORCE_Y] = w.hub_force[j, 1]

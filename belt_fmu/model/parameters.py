@@ -88,7 +88,7 @@ def translate(layout) -> tuple[Parameters, DriveGeometry]:
         rest_length = solve_rest_length(geometry, belt.pretension_N)
     else:
         rest_length = belt.unstretched_length_m / belt.n_elements
-    belt_record = _belt(belt, rest_length)
+    belt_record = _belt(belt, rest_length, layout.drive.gravity_m_per_s2)
     parameters = Parameters(
         belt=belt_record,
         contact=_contact(layout.contact, rest_length),
@@ -117,6 +117,7 @@ def _roles(layout) -> np.ndarray:
     r = record[0]
     r["crank"] = layout.crank_index
     r["crank_sense"] = crank_sense(layout)
+    r["crank_speed_input"] = 0 if layout.torque_driven_crank else 1
     r["water_pump"] = -1 if layout.water_pump_index is None else layout.water_pump_index
     r["tensioner"] = -1 if layout.tensioner_index is None else layout.tensioner_index
     r["headline"] = [p.name for p in layout.pulleys].index(layout.headline_pulley_name)
@@ -132,7 +133,9 @@ def _pulleys(layout) -> tuple[np.ndarray, np.ndarray]:
         r["x"], r["y"] = pulley.center_m
         r["radius"] = cord_radius(layout, j)
         r["sense"] = senses[j]
-        r["inertia"] = pulley.inertia_kgm2 if pulley.role != "crankshaft" else 1.0
+        # a speed-driven crank's inertia is never used (1/I = 0 in the kernels)
+        speed_driven = pulley.role == "crankshaft" and not layout.torque_driven_crank
+        r["inertia"] = 1.0 if speed_driven else pulley.inertia_kgm2
         r["bearing_damping"] = pulley.bearing_damping_Nms_per_rad
         r["effective_mu"] = effective_mu(layout, pulley)
         r["table_start"] = len(rows)
@@ -191,7 +194,7 @@ def _tensioner_spring(layout, record: np.ndarray, geometry: DriveGeometry) -> No
     r["spring_rate"] = tensioner.spring_rate_Nm_per_rad
 
 
-def _belt(belt, l0: float) -> np.ndarray:
+def _belt(belt, l0: float, gravity) -> np.ndarray:
     record = np.zeros(1, BELT)
     r = record[0]
     r["n_nodes"] = belt.n_elements
@@ -203,6 +206,7 @@ def _belt(belt, l0: float) -> np.ndarray:
     r["bending_stiffness"] = belt.bending_stiffness_Nm2
     r["bending_damping"] = belt.bending_damping_Nm2s
     r["transverse_damping"] = belt.transverse_damping_Ns_per_m2 * l0
+    r["gravity_x"], r["gravity_y"] = gravity
     return record
 
 

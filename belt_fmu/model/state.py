@@ -53,6 +53,9 @@ WORK_LAYOUT = (
     ("belt_torque", ("p",), "torque of the belt on each pulley, CCW [N m]"),
     ("centers", ("p", 2), "current pulley centres [m]"),
     ("center_velocity", ("p", 2), "their velocities [m/s]"),
+    ("port_torque", ("p",), "input load torque on each pulley, against its running direction [N m] (the "
+                            "accessories' inputs; a torque-driven crank's: minus the engine torque); set "
+                            "before each advance, 0 where there is no input"),
 )
 
 #: the integer work buffer: neighbour lists (rebuilt every few steps) and this step's contacts
@@ -190,6 +193,7 @@ def unpack_work(work, index_work, n, p, k):
         _vector(work, f, e, 11, n, p, k),  # belt_torque
         _matrix(work, f, e, 12, n, p, k),  # centers
         _matrix(work, f, e, 13, n, p, k),  # center_velocity
+        _vector(work, f, e, 14, n, p, k),  # port_torque
         _matrix(index_work, i, x, 0, n, p, k),  # candidates
         _vector(index_work, i, x, 1, n, p, k),  # candidate_count
         _vector(index_work, i, x, 2, n, p, k),  # contact_node

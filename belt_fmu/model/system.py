@@ -13,6 +13,12 @@ Typical use::
     drive.reset(crank_speed=83.8)               # steady running state at 800 rpm
     drive.advance(0.01, crank_speed=83.8, water_pump_torque=2.0)
     drive.outputs()["bearing_force"]
+
+A drive's inputs (:attr:`BeltDrive.inputs`, :mod:`belt_fmu.model.inputs`) depend on its
+layout: the accessories with ``load = "input"`` take their load torque by keyword,
+``drive.advance(0.01, 83.8, alternator1_torque=4.0)``; a torque-driven crank
+(``crank_input = "torque"``) takes ``engine_torque`` instead of ``crank_speed``,
+``drive.advance(0.01, engine_torque=20.0)``, its speed and angle being outputs.
 """
 from __future__ import annotations
 
@@ -24,9 +30,9 @@ import numpy as np
 from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
-from .inputs import CRANK_SPEED_RANGE, WATER_PUMP_TORQUE_RANGE, check_inputs  # noqa: F401 (re-exported)
+from .inputs import CRANK_SPEED_RANGE, WATER_PUMP_TORQUE_RANGE, check_inputs, input_specs  # noqa: F401 (re-exported)
 from .integrator import NOT_FINITE, OK, OVERSTRETCHED, STRAIN_LIMIT, report, run, stable_time_step
-from .outputs import output_specs
+from .outputs import SPAN_OFFSET_FRACTION, SPAN_OFFSET_MIN, output_specs, span_end_points
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
 
@@ -43,6 +49,10 @@ RATCHET_TIME = 0.15
 #: RUNAWAY_SPEED_MARGIN [m/s] has run away (creep slip is a few percent; the margin covers
 #: the crank at rest)
 RUNAWAY_SPEED_RATIO = 1.5
+#: internal steps shorter than this fraction of ``dt`` are too short to resolve the friction
+#: and axial forces the outputs read (BeltDrive.output_values); the outputs then take a
+#: trial step of ``dt``
+TRIAL_STEP_FRACTION = 0.5
 RUNAWAY_SPEED_MARGIN = 5.0
 
 
@@ -53,8 +63,11 @@ class DivergenceError(RuntimeError):
 class BeltDrive:
     """A belt drive built from a layout: reset it, advance it, read its outputs.
 
-    Inputs: ``crank_speed`` [rad/s] in the crank's running direction and
-    ``water_pump_torque`` [N m] opposing the water pump's rotation.
+    Inputs (:attr:`inputs`): ``crank_speed`` [rad/s] in the crank's running direction (or,
+    for a torque-driven crank, ``engine_torque`` [N m] driving it), ``water_pump_torque``
+    [N m] opposing the water pump's rotation, and ``{pulley}_torque`` [N m] opposing the
+    rotation of each accessory with ``load = "input"``; the torques other than the water
+    pump's are given by keyword, and one not given is 0.
 
     :attr:`parameters` are the kernels' records (:class:`~belt_fmu.model.parameters.
     Parameters`), :attr:`geometry` the installed drive the initialization works on,
@@ -65,6 +78,12 @@ class BeltDrive:
     def __init__(self, layout):
         self.layout = layout
         self.pulley_names = [p.name for p in layout.pulleys]
+        self.inputs = input_specs(layout)
+        self.torque_driven_crank = layout.torque_driven_crank
+        # the keyword inputs: name -> (spec, pulley index, sign of its load torque)
+        index = {name: j for j, name in enumerate(self.pulley_names)}
+        self._torque_inputs = {spec.name: (spec, index[spec.pulley], -1.0 if j == 0 else 1.0)
+                               for j, spec in enumerate(self.inputs) if spec.pulley is not None}
         self.parameters, self.geometry = translate(layout)
         n, p, k = dimensions(self.parameters)
         n_state, n_work, n_index = buffer_sizes(n, p, k)
@@ -82,7 +101,9 @@ class BeltDrive:
         self._output_buffer = np.zeros(len(self.specs))
         self._outputs_current = False
         self._trial_y = np.zeros(n_state)  # the trial step of the outputs runs on this copy
-        self._inputs = np.zeros(2)  # the inputs the state runs at: crank omega CCW [rad/s], pump torque [N m]
+        # the inputs the state runs at, crank omega CCW [rad/s] and pump torque [N m], and the
+        # length [s] of the internal steps it runs with (the outputs' trial step takes it)
+        self._inputs = np.array([0.0, 0.0, self.dt])
 
     @property
     def rest_length(self) -> float:
@@ -97,12 +118,14 @@ class BeltDrive:
         return self.parameters.tensioner
 
     # ------------------------------------------------------------------ running
-    def load_torques(self, speeds: np.ndarray, water_pump_torque: float) -> np.ndarray:
-        """Steady load torque of every pulley at running speeds ``speeds`` [N m]."""
-        return steady_load_torques(self.parameters, speeds, water_pump_torque)
+    def load_torques(self, speeds: np.ndarray, water_pump_torque: float, **torques) -> np.ndarray:
+        """Steady load torque of every pulley at running speeds ``speeds`` [N m], with the
+        keyword torque inputs ``torques`` (:attr:`inputs`)."""
+        return steady_load_torques(self.parameters, speeds, water_pump_torque, self._port_torques(torques))
 
-    def reset(self, crank_speed: float = 0.0, water_pump_torque: float = 0.0, settle_time: float = SETTLE_TIME):
-        """Start at time 0 from the steady running state for these inputs.
+    def reset(self, crank_speed: float | None = None, water_pump_torque: float = 0.0,
+              settle_time: float = SETTLE_TIME, **torques):
+        """Start at time 0 from the steady running state for these inputs, pulley angles 0.
 
         The state is first built analytically (:mod:`belt_fmu.model.initialization`) and
         then relaxed by running the model itself for ``settle_time`` [s] at these inputs, so
@@ -110,23 +133,36 @@ class BeltDrive:
         With a tensioner whose arm has Coulomb friction, the drive settles first without that
         friction and then with it and a lighter arm (:meth:`_light_arm`), so that the arm
         starts where its friction holds it against the drive's vibration.
+        ``crank_speed`` [rad/s] is the crank speed input, or the speed a torque-driven crank
+        starts at (None: 0, or the layout's ``initial_crank_speed_rad_per_s``); the
+        torque-driven crank is held at it while the drive settles.
         """
+        if crank_speed is None:
+            crank_speed = self.layout.drive.initial_crank_speed_rad_per_s if self.torque_driven_crank else 0.0
         check_inputs(crank_speed, water_pump_torque)
-        init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque)
+        ports = self._port_torques(torques)
+        init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque,
+                                 port_torque=ports)
         self.arrays.rebuild_countdown[0] = 0
-        self._set_inputs(crank_speed, water_pump_torque)
+        self._set_inputs(crank_speed, water_pump_torque, ports)
         self.time = 0.0
-        if settle_time <= 0.0:
-            return
-        record = self.parameters.tensioner[0]
-        if self.geometry.tensioner < 0 or record["friction_away"] == record["friction_toward"] == 0.0:
-            self.advance(settle_time, crank_speed, water_pump_torque)
-        else:
-            with self._arm_without_friction():
-                self.advance(settle_time, crank_speed, water_pump_torque)
-            with self._light_arm():
-                self.advance(RATCHET_TIME, crank_speed, water_pump_torque)
+        if settle_time > 0.0:
+            roles = self.parameters.roles[0]
+            roles["crank_speed_input"] = 1  # settle at this crank speed, whatever drives the crank
+            record = self.parameters.tensioner[0]
+            try:
+                if self.geometry.tensioner < 0 or record["friction_away"] == record["friction_toward"] == 0.0:
+                    self._advance(settle_time, crank_speed, water_pump_torque, ports)
+                else:
+                    with self._arm_without_friction():
+                        self._advance(settle_time, crank_speed, water_pump_torque, ports)
+                    with self._light_arm():
+                        self._advance(RATCHET_TIME, crank_speed, water_pump_torque, ports)
+            finally:
+                roles["crank_speed_input"] = 0 if self.torque_driven_crank else 1
         self.time = 0.0
+        self.views.theta[:] = 0.0  # the angles count from the start
+        self._outputs_current = False
 
     @contextlib.contextmanager
     def _arm_without_friction(self):
@@ -164,24 +200,44 @@ class BeltDrive:
         finally:
             record["arm_inertia"], record["damping"] = saved
 
-    def advance(self, interval: float, crank_speed: float, water_pump_torque: float) -> None:
-        """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
+    def advance(self, interval: float, crank_speed: float | None = None, water_pump_torque: float = 0.0,
+                **torques) -> None:
+        """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``):
+        ``crank_speed`` [rad/s] (not for a torque-driven crank), ``water_pump_torque`` [N m]
+        and the keyword torque inputs of :attr:`inputs` (``engine_torque``,
+        ``{pulley}_torque``), 0 where not given."""
+        if self.torque_driven_crank:
+            if crank_speed is not None:
+                raise ValueError("crank_speed is an output of this drive (drive.crank_input = \"torque\"); give "
+                                 "engine_torque [N.m] instead")
+            crank_speed = 0.0
+        elif crank_speed is None:
+            raise ValueError("crank_speed [rad/s] is required (the crank's speed is this drive's input)")
         check_inputs(crank_speed, water_pump_torque)
+        self._advance(interval, crank_speed, water_pump_torque, self._port_torques(torques))
+
+    def _advance(self, interval: float, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> None:
         if not (interval >= 0.0 and math.isfinite(interval)):
             raise ValueError(f"interval must be a finite time >= 0 s, got {interval!r}")
-        self._set_inputs(crank_speed, water_pump_torque)
+        self._set_inputs(crank_speed, water_pump_torque, ports)
         if interval == 0.0:
             return
         n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
         dt = interval / n_steps
+        # the outputs' trial step: as long as the steps taken, so that the forces read are
+        # those applied, unless the interval was too short to say (a 1e-12 s step)
+        self._inputs[2] = dt if dt >= TRIAL_STEP_FRACTION * self.dt else self.dt
         status, taken = run(*self._kernel_args, n_steps, dt, self._inputs[0], water_pump_torque)
         if status != OK:
             when = self.time + taken * dt
             what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
                     f"{100 * STRAIN_LIMIT:.0f} % (the belt would have broken)"}[status]
-            raise DivergenceError(f"integration diverged at t = {when:.6g} s: {what}; "
-                                  f"inputs crank_speed={crank_speed!r} rad/s, water_pump_torque="
-                                  f"{water_pump_torque!r} N.m, step {dt:.3g} s")
+            inputs = "" if self.torque_driven_crank else f"crank_speed={crank_speed!r} rad/s, "
+            inputs += f"water_pump_torque={water_pump_torque!r} N.m"
+            for name, (spec, j, sign) in self._torque_inputs.items():
+                inputs += f", {name}={sign * ports[j]!r} {spec.unit}"
+            raise DivergenceError(f"integration diverged at t = {when:.6g} s: {what}; inputs {inputs}, "
+                                  f"step {dt:.3g} s")
         self.time += interval
         self._check_runaway(crank_speed, water_pump_torque)
 
@@ -191,7 +247,8 @@ class BeltDrive:
         :data:`RUNAWAY_SPEED_MARGIN`. The belt cannot drive a pulley that fast, so its load
         torque drives it (a negative load beyond what the belt can hold back)."""
         surface = np.abs(self.views.omega) * self.geometry.radii
-        belt_speed = abs(crank_speed) * self.geometry.radii[self.geometry.crank]
+        crank = self.geometry.crank
+        belt_speed = abs(self.views.omega[crank]) * self.geometry.radii[crank]  # prescribed or torque-driven
         j = int(np.argmax(surface))
         if not surface[j] <= RUNAWAY_SPEED_RATIO * belt_speed + RUNAWAY_SPEED_MARGIN:
             raise DivergenceError(
@@ -199,6 +256,76 @@ class BeltDrive:
                 f"{surface[j]:.4g} m/s ({abs(self.views.omega[j]):.4g} rad/s), the belt at {belt_speed:.4g} m/s; its "
                 f"load torque drives it and the belt cannot hold it back (inputs crank_speed={crank_speed!r} rad/s, "
                 f"water_pump_torque={water_pump_torque!r} N.m)")
+
+    def _port_torques(self, torques: dict) -> np.ndarray:
+        """The load torque of every pulley from the keyword torque inputs (others 0); a
+        ValueError names an unknown input or a value out of its range."""
+        ports = np.zeros(len(self.pulley_names))
+        for name, value in torques.items():
+            entry = self._torque_inputs.get(name)
+            if entry is None:
+                known = ", ".join(self._torque_inputs) or "none"
+                raise ValueError(f"{name} is not an input of this drive; its torque inputs: {known}")
+            spec, j, sign = entry
+            problem = spec.problem(value)
+            if problem is not None:
+                raise ValueError(problem)
+            ports[j] = sign * value
+        return ports
+
+    # ------------------------------------------------------------------ inspection and excitation
+    # Belt nodes are numbered 0 .. n-1 along the belt in its travel direction; positions and
+    # velocities are the cord line's, in the drawing's frame (docs/layout-format.md).
+    def node_positions(self) -> np.ndarray:
+        """Positions of the belt nodes [m], (n, 2): a copy."""
+        return self.views.q[:, :2].copy()
+
+    def node_velocities(self) -> np.ndarray:
+        """Velocities of the belt nodes [m/s], (n, 2): a copy."""
+        return self.views.u[:, :2].copy()
+
+    def span_nodes(self, a: str, b: str, window: tuple[float, float] = (0.0, 1.0)) -> np.ndarray:
+        """Indices of the nodes now in the free span from pulley ``a`` to pulley ``b`` (the
+        next pulley in travel order), ordered along it: the nodes whose projection on the
+        straight span lies within ``window`` (fractions of its length from ``a``) and near
+        the line (within the offset rule of the span tension, :mod:`belt_fmu.model.outputs`)."""
+        names = self.pulley_names
+        if a not in names or b not in names or names.index(b) != (names.index(a) + 1) % len(names):
+            spans = ", ".join(f"{x} -> {y}" for x, y in zip(names, names[1:] + names[:1]))
+            raise ValueError(f"no free span {a} -> {b}; the spans are {spans}")
+        j = names.index(a)
+        pulleys = self.parameters.pulleys
+        x0, y0, x1, y1 = span_end_points(self.arrays.centers, pulleys["radius"], pulleys["sense"], j,
+                                         (j + 1) % len(names))
+        start, direction = np.array([x0, y0]), np.array([x1 - x0, y1 - y0])
+        length = float(np.hypot(*direction))
+        relative = self.views.q[:, :2] - start
+        along = relative @ direction / length ** 2
+        offset = np.abs(relative[:, 0] * direction[1] - relative[:, 1] * direction[0]) / length
+        inside = ((window[0] <= along) & (along <= window[1])
+                  & (offset < SPAN_OFFSET_FRACTION * length + SPAN_OFFSET_MIN))
+        nodes = np.nonzero(inside)[0]
+        return nodes[np.argsort(along[nodes])]
+
+    def apply_impulse(self, nodes, impulse) -> None:
+        """Strike the belt: add the impulse ``impulse`` [N s] (x, y in the drawing's frame; one
+        for all ``nodes`` or one row per node) to the belt nodes ``nodes``, as a modal hammer
+        does; their velocities change by impulse / node mass at once."""
+        self.apply_velocity(nodes, np.asarray(impulse, dtype=float) / self.parameters.belt[0]["node_mass"])
+
+    def apply_velocity(self, nodes, velocity) -> None:
+        """Add ``velocity`` [m/s] (x, y; one for all ``nodes`` or one row per node) to the
+        velocities of the belt nodes ``nodes`` (a velocity impulse)."""
+        nodes = np.atleast_1d(np.asarray(nodes, dtype=np.int64))
+        velocity = np.asarray(velocity, dtype=float)
+        n = self.views.q.shape[0]
+        if nodes.size and (nodes.min() < -n or nodes.max() >= n):
+            raise ValueError(f"belt node indices must be in [0, {n}), got {nodes.tolist()}")
+        if velocity.shape not in ((2,), (nodes.size, 2)) or not np.all(np.isfinite(velocity)):
+            raise ValueError(f"the velocity or impulse must be finite (x, y) values, one pair or one per node; got "
+                             f"shape {velocity.shape}")
+        self.views.u[nodes, :2] += velocity
+        self._outputs_current = False
 
     # ------------------------------------------------------------------ outputs
     def current_path(self) -> BeltPath:
@@ -215,7 +342,7 @@ class BeltDrive:
         computed when first read after a change (:func:`belt_fmu.model.integrator.report`:
         a function of the state and the inputs, not of the steps that led there)."""
         if not self._outputs_current:
-            report(*self._kernel_args, self._trial_y, self.dt, self._inputs[0], self._inputs[1],
+            report(*self._kernel_args, self._trial_y, self._inputs[2], self._inputs[0], self._inputs[1],
                    self._output_buffer)
             self._outputs_current = True
         return self._output_buffer
@@ -225,25 +352,29 @@ class BeltDrive:
         self._outputs_current = False
         return self.output_values
 
-    def _set_inputs(self, crank_speed: float, water_pump_torque: float) -> None:
+    def _set_inputs(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> None:
         self._inputs[0] = self.parameters.roles[0]["crank_sense"] * crank_speed
         self._inputs[1] = water_pump_torque
+        self.arrays.port_torque[:] = ports  # the kernels read the pulleys' input torques there
         self._outputs_current = False
 
     # ------------------------------------------------------------------ state
     def get_state(self) -> np.ndarray:
-        """Everything needed to continue exactly: time, the inputs the state runs at and
-        the state vector (outputs are a function of these)."""
-        return np.concatenate([[self.time], self._inputs, self.y])
+        """Everything needed to continue exactly: time, the inputs the state runs at (crank
+        and pump), the length of its internal steps, every pulley's input torque and the
+        state vector (outputs are a function of these)."""
+        return np.concatenate([[self.time], self._inputs, self.arrays.port_torque, self.y])
 
     def set_state(self, saved: np.ndarray) -> None:
-        expected = 1 + self._inputs.size + self.y.size
+        ports = self.arrays.port_torque
+        expected = 1 + self._inputs.size + ports.size + self.y.size
         saved = np.asarray(saved, dtype=float)
         if saved.shape != (expected,):
             raise ValueError(f"state vector has {saved.size} values, this drive needs {expected}")
         self.time = float(saved[0])
-        self._inputs[:] = saved[1:3]
-        self.y[:] = saved[3:]
+        k = 1 + self._inputs.size
+        self._inputs[:] = saved[1:k]
+        ports[:] = saved[k:k + ports.size]
+        self.y[:] = saved[k + ports.size:]
         self.arrays.rebuild_countdown[0] = 0  # neighbour lists are rebuilt from the state
         self._outputs_current = False
-

@@ -1,8 +1,9 @@
-"""Build ``BeltDriveSystem.ssp``: the belt drive co-simulating with an engine and a water pump.
+"""Build ``BeltDriveSystem.ssp``: the belt drive co-simulating with an engine, a water pump
+and an alternator with its electrical load.
 
-Builds the three FMUs (the belt drive of the built-in layout with
-:func:`belt_fmu.build.build_fmu`, the power unit and the water pump from the PythonFMU slave
-scripts beside this file), checks ``SystemStructure.ssd`` and ``parameters.ssv`` against the
+Builds the four FMUs (the belt drive of the built-in layout with its first alternator as a
+port, with :func:`belt_fmu.build.build_fmu`; the power unit, the water pump and the
+alternator from the PythonFMU slave scripts beside this file), checks ``SystemStructure.ssd`` and ``parameters.ssv`` against the
 official SSP 1.0 XML schemas and against the FMUs' variables, and packs them into an SSP
 archive: ``SystemStructure.ssd`` at its root, the FMUs and one parameter set per component in
 ``resources/`` (``<component>.ssv``: the parameters of ``parameters.ssv`` that its FMU has,
@@ -35,14 +36,20 @@ HERE = Path(__file__).resolve().parent
 SSD = HERE / "SystemStructure.ssd"
 SSV = HERE / "parameters.ssv"
 #: PythonFMU slave scripts of this example: FMU file name -> script
-SLAVE_SCRIPTS = {"PowerUnit.fmu": HERE / "power_unit.py", "WaterPump.fmu": HERE / "water_pump.py"}
+SLAVE_SCRIPTS = {"PowerUnit.fmu": HERE / "power_unit.py", "WaterPump.fmu": HERE / "water_pump.py",
+                 "Alternator.fmu": HERE / "alternator.py"}
 BELT_FMU = "BeltDrive.fmu"
+#: the accessory of the built-in layout that the belt FMU drives from outside (``load =
+#: "input"``): its port alternator1_torque / alternator1_speed meets the alternator FMU
+ALTERNATOR_PORT = "alternator1"
 
 #: SI base-unit exponents of the units the example's FMUs use beyond belt_fmu's own
 EXTRA_UNITS = {
     "kg.m2": {"kg": 1, "m": 2},
     "N.m.s2/rad2": {"kg": 1, "m": 2, "rad": -2},
     "W": {"kg": 1, "m": 2, "s": -3},
+    "V": {"kg": 1, "m": 2, "s": -3, "A": -1},
+    "A": {"A": 1},
 }
 FMI_ORDER = ("CoSimulation", "ModelExchange", "UnitDefinitions", "TypeDefinitions", "LogCategories",
              "DefaultExperiment", "VendorAnnotations", "ModelVariables", "ModelStructure")
@@ -127,15 +134,30 @@ def complete_model_description(xml_text: bytes, units: dict) -> bytes:
     return ET.tostring(root, encoding="UTF-8", xml_declaration=True)
 
 
+def belt_layout(folder) -> Path:
+    """The belt drive's layout file, written into ``folder``: the built-in layout with the
+    accessory :data:`ALTERNATOR_PORT` taking its load torque from an input instead of its
+    torque table (docs/layout-format.md, ``load = "input"``)."""
+    from belt_fmu.layout import load_layout, load_layout_data
+
+    data = load_layout().to_data()
+    pulley = next(p for p in data["pulleys"] if p["name"] == ALTERNATOR_PORT)
+    pulley["load"] = "input"
+    pulley.pop("torque_table_speed_rad_per_s", None)
+    pulley.pop("torque_table_Nm", None)
+    return load_layout_data(data, "belt_fmu default layout with an alternator port").write(
+        Path(folder) / "belt_layout.toml", overwrite=True)
+
+
 def build_fmus(folder, *, warm_cache: bool = True) -> dict[str, Path]:
-    """Build the system's three FMUs into ``folder``; returns FMU file name -> path. The belt
-    FMU is :func:`belt_fmu.build.build_fmu` of the built-in layout (its JIT cache warmed
-    unless ``warm_cache`` is False)."""
+    """Build the system's four FMUs into ``folder``; returns FMU file name -> path. The belt
+    FMU is :func:`belt_fmu.build.build_fmu` of the built-in layout with an alternator port
+    (:func:`belt_layout`; its JIT cache warmed unless ``warm_cache`` is False)."""
     from belt_fmu.build import build_fmu
 
     folder = Path(folder)
     fmus = {name: build_python_fmu(script, folder / name) for name, script in SLAVE_SCRIPTS.items()}
-    fmus[BELT_FMU] = build_fmu(None, folder / BELT_FMU, warm_cache=warm_cache)
+    fmus[BELT_FMU] = build_fmu(belt_layout(folder), folder / BELT_FMU, warm_cache=warm_cache)
     return fmus
 
 

@@ -118,7 +118,7 @@ def plot_results(results, path, reference=None, labels=("libcosim", "fmpy loop")
     for ax in (axes[0], axes[-1]):
         ax.legend(loc="upper right", fontsize="small")
     axes[-1].set_xlabel("time [s]")
-    fig.suptitle(f"{results.system.path.name}: engine, belt drive and water pump")
+    fig.suptitle(f"{results.system.path.name}: engine, belt drive, water pump and alternator")
     fig.tight_layout()
     return save_figure(fig, path)
 

@@ -30,6 +30,7 @@ RECORDED = (
     ("engine", "crank_speed"), ("engine", "crank_angle"), ("engine", "engine_torque"),
     ("belt", "crank_speed"), ("belt", "crank_torque"), ("belt", "tensioner_angle"), ("belt", "bearing_force"),
     ("belt", "water_pump_speed"), ("pump", "water_pump_torque"),
+    ("belt", "alternator1_speed"), ("alternator", "alternator_torque"), ("alternator", "alternator_current"),
 )
 
 
