@@ -1,0 +1,235 @@
+"""Natural frequencies, damping ratios and mode shapes of a drive at its operating point.
+
+The linearized equations of motion (:mod:`belt_fmu.analysis.linearization`),
+
+    M q'' + G q' + K q = 0,   G = 2 M E + C_q,   K = K_q + C_q E + M E^2,
+
+are a quadratic eigenproblem; as the first-order system ``x' = A x``, ``x = (q, q')``,
+
+    A = [[0, I], [-M^-1 K, -M^-1 G]]
+
+(M is diagonal), solved for its eigenvalues nearest zero (:func:`modes`). An eigenvalue ``lambda = -zeta w +
+i w sqrt(1 - zeta^2)`` gives the natural frequency ``f = |lambda| / 2 pi`` [Hz] and damping
+ratio ``zeta = -Re(lambda) / |lambda|``. Kept: the oscillating modes (``Im lambda > 0``,
+``zeta <`` :data:`MAX_DAMPING_RATIO`) above :data:`MIN_FREQUENCY`. Dropped with them: the rigid-body mode of the belt
+travelling around the loop and the pulley angles a velocity friction law does not hold
+(eigenvalue 0), and the overdamped relative motions of belt and pulleys where the belt
+sticks (large negative real eigenvalues).
+
+Each mode is classified by where its kinetic energy is (the diagonal mass times the squared
+modulus of the mode shape, for each coordinate; kinetic energy because it is local with a
+diagonal mass matrix, and at a natural frequency of a lightly damped mode its peak equals
+the peak strain energy): *rotational* (pulley rotations, the tensioner arm and the belt's
+motion along its path), the *transverse* motion of a named free span (the motion of its nodes
+normal to the belt path), *wrap* (the belt's radial motion on the pulleys, against the
+contact stiffness). A share of at least :data:`DOMINANT_SHARE` names the mode; otherwise
+it is *mixed* and named by its two largest shares.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .linearization import mass_matrix, node_passage_rate, tangent_matrices, transport_operator
+
+#: [Hz] modes below this are the rigid-body motions the linearization keeps (eigenvalue ~0)
+MIN_FREQUENCY = 1.0
+#: modes damped more than this are relative motions of belt and pulleys where friction holds
+#: them (a damper, not a spring): dropped
+MAX_DAMPING_RATIO = 0.5
+#: [1/s] eigenvalues are searched nearest this real shift: just left of the rigid-body
+#: eigenvalues at 0, so that the shifted system is regular
+SHIFT = -1.0
+#: energy share that names a mode after one group
+DOMINANT_SHARE = 0.6
+ROTATIONAL = "rotational"
+WRAP = "wrap"
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One natural mode. ``shape`` is the complex amplitude of every free coordinate
+    (:attr:`Modes.coordinates`), scaled to a largest node displacement of 1."""
+
+    frequency: float  # [Hz], undamped natural frequency |lambda| / 2 pi
+    damping_ratio: float  # [-]
+    shape: np.ndarray
+    shares: dict  # group -> kinetic energy share
+    classification: str
+
+    @property
+    def damped_frequency(self) -> float:
+        """[Hz] Im(lambda) / 2 pi."""
+        return self.frequency * math.sqrt(max(0.0, 1.0 - self.damping_ratio ** 2))
+
+
+@dataclass(frozen=True)
+class Modes:
+    """Modes of a drive at an operating point, ascending in frequency."""
+
+    point: object  # the OperatingPoint
+    coordinates: np.ndarray  # generalized coordinates (belt_fmu.analysis.linearization.coordinates)
+    modes: tuple[Mode, ...]
+    groups: tuple[str, ...]
+    arm_friction: str
+
+    def __len__(self):
+        return len(self.modes)
+
+    def __getitem__(self, k):
+        return self.modes[k]
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        return np.array([m.frequency for m in self.modes])
+
+    def of_class(self, classification: str) -> list[Mode]:
+        return [m for m in self.modes if m.classification == classification]
+
+
+def span_label(a: str, b: str) -> str:
+    """Group name of the transverse motion of the span from pulley a to b: the suffix its
+    outputs carry (``span_tension_{a}_{b}``)."""
+    return f"span {a}_{b}"
+
+
+def node_groups(drive) -> tuple[np.ndarray, list[str]]:
+    """Group of each node at the operating point: the pulley whose wrap it lies on (its
+    contact), or the free span after the last wrap it passed; (group index per node, names)."""
+    names = [p.name for p in drive.layout.pulleys]
+    p = len(names)
+    normal = drive.arrays.normal_force
+    on = np.where(normal.max(axis=1) > 0.0, normal.argmax(axis=1), -1)
+    n = len(on)
+    if not np.any(on >= 0):
+        raise ValueError("no belt node touches a pulley: the operating point has no contact")
+    group = np.empty(n, dtype=np.int64)
+    start = int(np.argmax(on >= 0))
+    last = on[start]
+    for k in range(n):
+        i = (start + k) % n
+        if on[i] >= 0:
+            last = on[i]
+            group[i] = p  # wrap
+        else:
+            group[i] = last  # span last -> last + 1
+    labels = [span_label(names[j], names[(j + 1) % p]) for j in range(p)] + [WRAP]
+    return group, labels
+
+
+def _path_tangents(q) -> np.ndarray:
+    """Unit tangent of the belt at each node (mean of the chords meeting there)."""
+    d = np.roll(q[:, :2], -1, axis=0) - q[:, :2]
+    d /= np.hypot(d[:, 0], d[:, 1])[:, None]
+    t = d + np.roll(d, 1, axis=0)
+    return t / np.hypot(t[:, 0], t[:, 1])[:, None]
+
+
+def energy_shares(drive, coordinates, mass, shape, groups, labels) -> dict:
+    """Kinetic energy share of every group (module docstring) in a mode ``shape``."""
+    n = drive.parameters.belt[0]["n_nodes"]
+    nodes = 3 * n
+    q = drive.views.q
+    tangent = _path_tangents(q)
+    xy = shape[:nodes].reshape(n, 3)
+    along = xy[:, 0] * tangent[:, 0] + xy[:, 1] * tangent[:, 1]
+    across = -xy[:, 0] * tangent[:, 1] + xy[:, 1] * tangent[:, 0]
+    m = mass[:nodes].reshape(n, 3)
+    energy = dict.fromkeys([ROTATIONAL, *labels], 0.0)
+    energy[ROTATIONAL] += float(np.sum(mass[nodes:] * np.abs(shape[nodes:]) ** 2))
+    energy[ROTATIONAL] += float(np.sum(m[:, 0] * np.abs(along) ** 2))
+    transverse = m[:, 1] * np.abs(across) ** 2 + m[:, 2] * np.abs(xy[:, 2]) ** 2
+    for g, label in enumerate(labels):
+        energy[label] += float(np.sum(transverse[groups == g]))
+    total = sum(energy.values())
+    return {k: v / total for k, v in energy.items()} if total > 0 else energy
+
+
+def classify(shares: dict) -> str:
+    """A mode's name from its energy shares (module docstring)."""
+    ranked = sorted(shares.items(), key=lambda kv: -kv[1])
+    if ranked[0][1] >= DOMINANT_SHARE:
+        return ranked[0][0]
+    return f"mixed: {ranked[0][0]} {100 * ranked[0][1]:.0f} % + {ranked[1][0]} {100 * ranked[1][1]:.0f} %"
+
+
+def system_matrices(point, arm_friction: str = "stuck"):
+    """(coordinates, M diagonal, G, K) of the drive at ``point`` (module docstring)."""
+    drive = point.drive
+    dofs, k_q, c_q = tangent_matrices(drive, point.water_pump_torque, arm_friction)
+    mass = mass_matrix(drive, dofs)
+    e = transport_operator(drive.parameters.belt[0]["n_nodes"], node_passage_rate(drive), dofs)
+    me = mass[:, None] * e
+    gyro = 2.0 * me + c_q
+    stiffness = k_q + c_q @ e + me @ e
+    return dofs, mass, gyro, stiffness
+
+
+def modes(point, count: int = 20, arm_friction: str = "stuck") -> Modes:
+    """The ``count`` lowest natural modes of the drive at the operating point ``point``
+    (:func:`belt_fmu.analysis.operating_point.operating_point`), ascending in frequency.
+
+    The eigenvalues nearest :data:`SHIFT` come from ARPACK in shift-invert mode on the sparse
+    first-order system (scipy.sparse.linalg.eigs): the rigid-body and overdamped eigenvalues
+    found with them are dropped, and the search widens until ``count`` modes are kept or the
+    whole spectrum is searched (then dense LAPACK, scipy.linalg.eig)."""
+    drive = point.drive
+    dofs, mass, gyro, stiffness = system_matrices(point, arm_friction)
+    d = len(dofs)
+    a = _first_order(mass, gyro, stiffness)
+    wanted = 2 * count + 2 * (len(drive.parameters.pulleys) + 2) + 16
+    while True:
+        values, vectors = _eigen(a, wanted)
+        size = np.abs(values)
+        zeta = -values.real / np.maximum(size, 1e-300)
+        keep = np.flatnonzero((values.imag > 0.0) & (zeta < MAX_DAMPING_RATIO) & (size > 2 * math.pi * MIN_FREQUENCY))
+        if len(keep) >= count or wanted >= 2 * d:
+            break
+        wanted = min(2 * wanted, 2 * d)
+    keep = keep[np.argsort(size[keep])][:count]
+    groups, labels = node_groups(drive)
+    n = drive.parameters.belt[0]["n_nodes"]
+    found = []
+    for k in keep:
+        shape = vectors[:d, k]
+        xy = shape[:3 * n].reshape(n, 3)[:, :2]
+        j = np.unravel_index(np.argmax(np.abs(xy)), xy.shape)
+        # phase: the instant of largest node displacement, so the real part draws the mode
+        shape = shape / xy[j]
+        shares = energy_shares(drive, dofs, mass, shape, groups, labels)
+        found.append(Mode(float(size[k] / (2 * math.pi)), float(zeta[k]), shape, shares, classify(shares)))
+    return Modes(point, dofs, tuple(found), tuple([ROTATIONAL, *labels]), arm_friction)
+
+
+def _first_order(mass, gyro, stiffness):
+    """A = [[0, I], [-M^-1 K, -M^-1 G]] as a sparse matrix (CSC)."""
+    from scipy import sparse
+
+    d = len(mass)
+    inverse = sparse.diags(1.0 / mass)
+    return sparse.bmat([[None, sparse.identity(d)],
+                        [-inverse @ sparse.csr_matrix(stiffness), -inverse @ sparse.csr_matrix(gyro)]],
+                       format="csc")
+
+
+def _eigen(a, wanted: int):
+    """``wanted`` eigenvalues of ``a`` nearest :data:`SHIFT` and their vectors (all of them if
+    that is most of the spectrum)."""
+    size = a.shape[0]
+    if wanted >= size - 2:
+        from scipy.linalg import eig
+
+        return eig(a.toarray(), check_finite=False, overwrite_a=True)
+    from scipy.sparse.linalg import eigs
+
+    return eigs(a, k=wanted, sigma=SHIFT, which="LM", tol=1e-10)
+
+
+def report(result: Modes, table, count: int | None = None) -> str:
+    """The modes as a text table; ``table(header, rows)`` formats it."""
+    rows = []
+    for k, mode in enumerate(result.modes[:count]):
+        rows.append([str(k + 1), f"{mode.frequency:.2f}", f"{100 * mode.damping_ratio:.2f}", mode.classification])
+    return table(["mode", "frequency [Hz]", "damping [%]", "classification (kinetic energy)"], rows)
