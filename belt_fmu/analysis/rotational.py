@@ -24,8 +24,8 @@ and departure point on a (the arm moves the tangent points along the pulleys). T
 
     M x'' + C x' + K x = 0,  K = sum_i (EA/L_i) b_i b_i^T + (k_spring + sum_i T'_i dc_i/dpsi) e_psi e_psi^T
 
-with ``T'_i = T_i - m'v^2`` the span tension the pulleys feel (REFERENCES: the centrifugal part
-acts on the belt only). This module is the independent reference the discretized model's
+with ``T'_i = T_i - m'v^2`` the span tension the pulleys feel (the centrifugal part is carried
+by the belt's own inertia on the wraps, Firbank 1970). This module is the independent reference the discretized model's
 rotational modes are checked against (docs/modes.md), and the linear core of the lumped
 fidelity level.
 """
@@ -104,9 +104,13 @@ def _angle_difference(plus, minus, layout, arrival=False):
     return delta * radii
 
 
-def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float) -> RotationalModel:
+def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float,
+                     free_length=None) -> RotationalModel:
     """The model of ``layout`` at steady running: tensioner arm at ``arm_angle`` [rad], span
-    tensions ``span_tension`` [N] (span i from pulley i to i+1), belt speed [m/s]."""
+    tensions ``span_tension`` [N] (span i from pulley i to i+1), belt speed [m/s].
+    ``free_length`` [m] replaces the spans' geometric lengths in their stiffness EA / L_i (a
+    discretized belt's free spans run from the last node on one pulley to the first on the
+    next, on average half an element longer at each end)."""
     n = len(layout.pulleys)
     crank = layout.crank_index
     free = [j for j in range(n) if j != crank]
@@ -129,7 +133,8 @@ def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float) 
     if layout.tensioner is not None:
         c_arm, dc_arm = span_arm_coupling(layout, arm_angle)
         coupling[:, -1] = c_arm
-    span_stiffness = belt.axial_stiffness_N / path.span_length
+    span_stiffness = belt.axial_stiffness_N / (path.span_length if free_length is None
+                                               else np.asarray(free_length, dtype=float))
 
     mass = np.zeros((d, d))
     damping = np.zeros((d, d))
@@ -148,10 +153,13 @@ def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float) 
             for (kb, rb) in ends:
                 mass[ka, kb] += m_belt * path.span_length[i] / 6.0 * (2.0 if ka == kb else 1.0) * ra * rb
     stiffness = np.einsum("i,ij,ik->jk", span_stiffness, coupling, coupling)
-    damping += np.einsum("i,ij,ik->jk", belt.axial_damping_Ns / path.span_length, coupling, coupling)
+    damping += np.einsum("i,ij,ik->jk", span_stiffness * belt.axial_damping_Ns / belt.axial_stiffness_N,
+                         coupling, coupling)
     if layout.tensioner is not None:
         tensioner = layout.tensioner
-        mass[-1, -1] += tensioner.arm_inertia_kgm2
+        # the arm and its pulley, and the belt on that pulley's wrap, which it carries along
+        pivot, arm_length, _ = arm_geometry(layout)
+        mass[-1, -1] += tensioner.arm_inertia_kgm2 + m_belt * path.wrapped_length[layout.tensioner_index] * arm_length ** 2
         damping[-1, -1] += tensioner.damping_Nms_per_rad
         felt = np.asarray(span_tension, dtype=float) - m_belt * belt_speed ** 2
         stiffness[-1, -1] += tensioner.spring_rate_Nm_per_rad + float(felt @ dc_arm)
