@@ -19,8 +19,9 @@ sticks (large negative real eigenvalues).
 Each mode is classified by where its kinetic energy is (the diagonal mass times the squared
 modulus of the mode shape, for each coordinate; kinetic energy because it is local with a
 diagonal mass matrix, and at a natural frequency of a lightly damped mode its peak equals
-the peak strain energy): *rotational* (pulley rotations, the tensioner arm and the belt's
-motion along its path), the *transverse* motion of a named free span (the motion of its nodes
+the peak strain energy): *rotational* (pulley rotations and the tensioner arm), *belt axial*
+(the belt's motion along its path: with a velocity friction law the belt creeps on the
+pulleys, and these heavily damped modes move it against them), the *transverse* motion of a named free span (the motion of its nodes
 normal to the belt path), *wrap* (the belt's radial motion on the pulleys, against the
 contact stiffness). A share of at least :data:`DOMINANT_SHARE` names the mode; otherwise
 it is *mixed* and named by its two largest shares.
@@ -42,9 +43,12 @@ MAX_DAMPING_RATIO = 0.5
 #: [1/s] eigenvalues are searched nearest this real shift: just left of the rigid-body
 #: eigenvalues at 0, so that the shifted system is regular
 SHIFT = -1.0
+#: times the eigenvalue search doubles its width to find the modes asked for
+SEARCH_WIDENINGS = 2
 #: energy share that names a mode after one group
 DOMINANT_SHARE = 0.6
 ROTATIONAL = "rotational"
+AXIAL = "belt axial"
 WRAP = "wrap"
 
 
@@ -137,9 +141,9 @@ def energy_shares(drive, coordinates, mass, shape, groups, labels) -> dict:
     along = xy[:, 0] * tangent[:, 0] + xy[:, 1] * tangent[:, 1]
     across = -xy[:, 0] * tangent[:, 1] + xy[:, 1] * tangent[:, 0]
     m = mass[:nodes].reshape(n, 3)
-    energy = dict.fromkeys([ROTATIONAL, *labels], 0.0)
+    energy = dict.fromkeys([ROTATIONAL, AXIAL, *labels], 0.0)
     energy[ROTATIONAL] += float(np.sum(mass[nodes:] * np.abs(shape[nodes:]) ** 2))
-    energy[ROTATIONAL] += float(np.sum(m[:, 0] * np.abs(along) ** 2))
+    energy[AXIAL] += float(np.sum(m[:, 0] * np.abs(along) ** 2))
     transverse = m[:, 1] * np.abs(across) ** 2 + m[:, 2] * np.abs(xy[:, 2]) ** 2
     for g, label in enumerate(labels):
         energy[label] += float(np.sum(transverse[groups == g]))
@@ -173,21 +177,21 @@ def modes(point, count: int = 20, arm_friction: str = "stuck") -> Modes:
 
     The eigenvalues nearest :data:`SHIFT` come from ARPACK in shift-invert mode on the sparse
     first-order system (scipy.sparse.linalg.eigs): the rigid-body and overdamped eigenvalues
-    found with them are dropped, and the search widens until ``count`` modes are kept or the
-    whole spectrum is searched (then dense LAPACK, scipy.linalg.eig)."""
+    found with them are dropped, and the search widens (at most :data:`SEARCH_WIDENINGS`
+    times) until ``count`` modes are kept; fewer are returned if there are not so many."""
     drive = point.drive
     dofs, mass, gyro, stiffness = system_matrices(point, arm_friction)
     d = len(dofs)
     a = _first_order(mass, gyro, stiffness)
     wanted = 2 * count + 2 * (len(drive.parameters.pulleys) + 2) + 16
-    while True:
+    for attempt in range(SEARCH_WIDENINGS + 1):
         values, vectors = _eigen(a, wanted)
         size = np.abs(values)
         zeta = -values.real / np.maximum(size, 1e-300)
         keep = np.flatnonzero((values.imag > 0.0) & (zeta < MAX_DAMPING_RATIO) & (size > 2 * math.pi * MIN_FREQUENCY))
-        if len(keep) >= count or wanted >= 2 * d:
+        if len(keep) >= count or wanted >= 2 * d - 2:
             break
-        wanted = min(2 * wanted, 2 * d)
+        wanted = min(2 * wanted, 2 * d - 2)
     keep = keep[np.argsort(size[keep])][:count]
     groups, labels = node_groups(drive)
     n = drive.parameters.belt[0]["n_nodes"]
@@ -200,7 +204,7 @@ def modes(point, count: int = 20, arm_friction: str = "stuck") -> Modes:
         shape = shape / xy[j]
         shares = energy_shares(drive, dofs, mass, shape, groups, labels)
         found.append(Mode(float(size[k] / (2 * math.pi)), float(zeta[k]), shape, shares, classify(shares)))
-    return Modes(point, dofs, tuple(found), tuple([ROTATIONAL, *labels]), arm_friction)
+    return Modes(point, dofs, tuple(found), tuple([ROTATIONAL, AXIAL, *labels]), arm_friction)
 
 
 def _first_order(mass, gyro, stiffness):
@@ -215,13 +219,7 @@ def _first_order(mass, gyro, stiffness):
 
 
 def _eigen(a, wanted: int):
-    """``wanted`` eigenvalues of ``a`` nearest :data:`SHIFT` and their vectors (all of them if
-    that is most of the spectrum)."""
-    size = a.shape[0]
-    if wanted >= size - 2:
-        from scipy.linalg import eig
-
-        return eig(a.toarray(), check_finite=False, overwrite_a=True)
+    """``wanted`` eigenvalues of ``a`` nearest :data:`SHIFT` and their vectors."""
     from scipy.sparse.linalg import eigs
 
     return eigs(a, k=wanted, sigma=SHIFT, which="LM", tol=1e-10)
