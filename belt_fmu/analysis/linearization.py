@@ -100,7 +100,7 @@ def _contact_friction(law, mu, normal, slip, belt_speed, shift, base_force, base
 
 @njit(cache=True)
 def _forces(p, s, w, base_q, base_theta, base_centers, base_friction, base_normal, base_slip, base_state,
-            arm_mode, water_pump_torque, out):
+            base_arm_rate, arm_mode, water_pump_torque, out):
     """Generalized forces of the state ``s`` into ``out`` (3n + p + 1): node forces and
     moments, pulley torques (crank included), arm torque [N, N m]. ``w`` must hold the
     operating point's neighbour lists."""
@@ -149,8 +149,10 @@ def _forces(p, s, w, base_q, base_theta, base_centers, base_friction, base_norma
         tensioner = p.tensioner[0]
         torque = arm_torque(tensioner, s.arm[0], s.arm[1], w.hub_force[t, 0], w.hub_force[t, 1])
         if arm_mode == ARM_STUCK:
+            # stuck about the operating point: the friction's slope at zero rate, whatever the
+            # arm's residual motion at the instant the state was taken
             level = 0.5 * (tensioner.friction_away + tensioner.friction_toward)
-            rate = s.arm[1]
+            rate = s.arm[1] - base_arm_rate
             sign = 1.0 if rate > 0.0 else -1.0
             torque -= sign * friction_coefficient(p.arm_friction[0], level, abs(rate), 0.0)[0]
         out[3 * n + np_] = torque
@@ -188,6 +190,7 @@ def _jacobians(y0, y, work, index_work, parameters, dofs, arm_mode, water_pump_t
     base_normal = w.normal_force.copy()
     base_slip = w.slip.copy()
     base_state = s.friction.copy()
+    base_arm_rate = s.arm[1]
     plus = np.empty(size)
     minus = np.empty(size)
     for c in range(dofs.shape[0]):
@@ -197,11 +200,11 @@ def _jacobians(y0, y, work, index_work, parameters, dofs, arm_mode, water_pump_t
             y[:] = y0
             _shift(s, d, n, np_, h, rate)
             _forces(parameters, s, w, base_q, base_theta, base_centers, base_friction, base_normal, base_slip,
-                    base_state, arm_mode, water_pump_torque, plus)
+                    base_state, base_arm_rate, arm_mode, water_pump_torque, plus)
             y[:] = y0
             _shift(s, d, n, np_, -h, rate)
             _forces(parameters, s, w, base_q, base_theta, base_centers, base_friction, base_normal, base_slip,
-                    base_state, arm_mode, water_pump_torque, minus)
+                    base_state, base_arm_rate, arm_mode, water_pump_torque, minus)
             target = damping if rate else stiffness
             for r in range(dofs.shape[0]):
                 target[r, c] = -(plus[dofs[r]] - minus[dofs[r]]) / (2.0 * h)

@@ -39,10 +39,18 @@ from .linearization import mass_matrix, node_passage_rate, tangent_matrices, tra
 MIN_FREQUENCY = 1.0
 #: modes damped more than this are relative motions of belt and pulleys where friction holds
 #: them (a damper, not a spring): dropped
-MAX_DAMPING_RATIO = 0.5
+MAX_DAMPING_RATIO = 0.25
 #: [1/s] eigenvalues are searched nearest this real shift: just left of the rigid-body
 #: eigenvalues at 0, so that the shifted system is regular
 SHIFT = -1.0
+#: instants over one node passage period at which the modes are computed and averaged
+PHASES = 4
+#: extra modes computed at the later instants, so that each mode of the first finds its match
+MATCH_MARGIN = 4
+#: a mode at a later instant matches one of the first if their shapes' MAC is at least this
+MIN_MAC = 0.6
+#: [1/s] below this node passage rate the belt stands still: one state, no averaging
+MIN_PASSAGE_RATE = 1.0
 #: times the eigenvalue search doubles its width to find the modes asked for
 SEARCH_WIDENINGS = 2
 #: energy share that names a mode after one group
@@ -57,11 +65,13 @@ class Mode:
     """One natural mode. ``shape`` is the complex amplitude of every free coordinate
     (:attr:`Modes.coordinates`), scaled to a largest node displacement of 1."""
 
-    frequency: float  # [Hz], undamped natural frequency |lambda| / 2 pi
-    damping_ratio: float  # [-]
+    frequency: float  # [Hz], undamped natural frequency |lambda| / 2 pi, mean over the polygon period
+    damping_ratio: float  # [-], mean over the polygon period
     shape: np.ndarray
     shares: dict  # group -> kinetic energy share
     classification: str
+    spread: tuple = (math.nan, math.nan)  # [Hz] least and largest frequency over the polygon period
+    instants: int = 1  # instants of the period the mode was found at
 
     @property
     def damped_frequency(self) -> float:
@@ -160,7 +170,7 @@ def classify(shares: dict) -> str:
 
 
 def system_matrices(point, arm_friction: str = "stuck"):
-    """(coordinates, M diagonal, G, K) of the drive at ``point`` (module docstring)."""
+    """(coordinates, M diagonal, G, K) of the drive in its current state (module docstring)."""
     drive = point.drive
     dofs, k_q, c_q = tangent_matrices(drive, point.water_pump_torque, arm_friction)
     mass = mass_matrix(drive, dofs)
@@ -171,20 +181,15 @@ def system_matrices(point, arm_friction: str = "stuck"):
     return dofs, mass, gyro, stiffness
 
 
-def modes(point, count: int = 20, arm_friction: str = "stuck") -> Modes:
-    """The ``count`` lowest natural modes of the drive at the operating point ``point``
-    (:func:`belt_fmu.analysis.operating_point.operating_point`), ascending in frequency.
-
-    The eigenvalues nearest :data:`SHIFT` come from ARPACK in shift-invert mode on the sparse
-    first-order system (scipy.sparse.linalg.eigs): the rigid-body and overdamped eigenvalues
-    found with them are dropped, and the search widens (at most :data:`SEARCH_WIDENINGS`
-    times) until ``count`` modes are kept; fewer are returned if there are not so many."""
+def snapshot_modes(point, count: int, arm_friction: str = "stuck"):
+    """(coordinates, mass, frequencies [Hz], damping ratios, shapes (d, m)) of the ``count``
+    lowest modes of the drive's current state, ascending (:func:`modes` says how)."""
     drive = point.drive
     dofs, mass, gyro, stiffness = system_matrices(point, arm_friction)
     d = len(dofs)
     a = _first_order(mass, gyro, stiffness)
     wanted = 2 * count + 2 * (len(drive.parameters.pulleys) + 2) + 16
-    for attempt in range(SEARCH_WIDENINGS + 1):
+    for _ in range(SEARCH_WIDENINGS + 1):
         values, vectors = _eigen(a, wanted)
         size = np.abs(values)
         zeta = -values.real / np.maximum(size, 1e-300)
@@ -193,17 +198,71 @@ def modes(point, count: int = 20, arm_friction: str = "stuck") -> Modes:
             break
         wanted = min(2 * wanted, 2 * d - 2)
     keep = keep[np.argsort(size[keep])][:count]
-    groups, labels = node_groups(drive)
+    return dofs, mass, size[keep] / (2 * math.pi), zeta[keep], vectors[:d, keep]
+
+
+def mac(mass, a, b) -> float:
+    """Modal assurance criterion of two complex shapes, mass-weighted: 1 for the same shape."""
+    ab = np.vdot(a, mass * b)
+    return float(abs(ab) ** 2 / (np.vdot(a, mass * a).real * np.vdot(b, mass * b).real))
+
+
+def modes(point, count: int = 20, arm_friction: str = "stuck", phases: int = PHASES) -> Modes:
+    """The ``count`` lowest natural modes of the drive at the operating point ``point``
+    (:func:`belt_fmu.analysis.operating_point.operating_point`), ascending in frequency.
+
+    The eigenvalues nearest :data:`SHIFT` come from ARPACK in shift-invert mode on the sparse
+    first-order system (scipy.sparse.linalg.eigs): the rigid-body and overdamped eigenvalues
+    found with them are dropped, and the search widens (at most :data:`SEARCH_WIDENINGS`
+    times) until ``count`` modes are kept; fewer are returned if there are not so many.
+
+    The discretized belt is a polygon: as its nodes flow round the drive, each span's free
+    length and the contacts at the wraps change with the nodes' phase, periodically with the
+    node passage period tau; a mode's frequency at one instant differs from its mean by up to
+    the stiffness change of one element (a few percent on a coarse belt). The passage
+    frequency 1/tau lies far above the modes, so what a time run shows is the mean over the
+    period (averaging of a fast periodic system, Nayfeh and Mook, "Nonlinear oscillations",
+    1979, ch. 5). The modes are therefore computed at ``phases`` instants over one period
+    (the model running on between them), each followed from the first instant by its
+    best-matching shape (:func:`mac`), and their frequencies and damping ratios averaged; the
+    spread over the period is kept (:attr:`Mode.spread`). Shapes are those of the first
+    instant, the operating point itself, to which the drive is returned. The tangent
+    matrices themselves are not averaged: a node in contact at one instant and free at the
+    next would average into a contact at both."""
+    from ..units import RPM
+
+    drive = point.drive
+    rate = node_passage_rate(drive)
+    instants = phases if rate > MIN_PASSAGE_RATE else 1
+    saved = drive.get_state()
+    try:
+        dofs, mass, freq, zeta, shapes = snapshot_modes(point, count, arm_friction)
+        groups, labels = node_groups(drive)
+        seen_f = [[f] for f in freq]
+        seen_z = [[z] for z in zeta]
+        for _ in range(1, instants):
+            drive.advance(1.0 / (rate * instants), point.rpm * RPM, point.water_pump_torque)
+            _, _, f_k, z_k, s_k = snapshot_modes(point, count + MATCH_MARGIN, arm_friction)
+            for r in range(len(freq)):
+                scores = [mac(mass, shapes[:, r], s_k[:, c]) for c in range(len(f_k))]
+                if scores and max(scores) >= MIN_MAC:
+                    best = int(np.argmax(scores))
+                    seen_f[r].append(f_k[best])
+                    seen_z[r].append(z_k[best])
+    finally:
+        drive.set_state(saved)
     n = drive.parameters.belt[0]["n_nodes"]
     found = []
-    for k in keep:
-        shape = vectors[:d, k]
+    for r in range(len(freq)):
+        shape = shapes[:, r]
         xy = shape[:3 * n].reshape(n, 3)[:, :2]
         j = np.unravel_index(np.argmax(np.abs(xy)), xy.shape)
         # phase: the instant of largest node displacement, so the real part draws the mode
         shape = shape / xy[j]
         shares = energy_shares(drive, dofs, mass, shape, groups, labels)
-        found.append(Mode(float(size[k] / (2 * math.pi)), float(zeta[k]), shape, shares, classify(shares)))
+        found.append(Mode(float(np.mean(seen_f[r])), float(np.mean(seen_z[r])), shape, shares, classify(shares),
+                          (float(np.min(seen_f[r])), float(np.max(seen_f[r]))), len(seen_f[r])))
+    found.sort(key=lambda m: m.frequency)
     return Modes(point, dofs, tuple(found), tuple([ROTATIONAL, AXIAL, *labels]), arm_friction)
 
 
@@ -229,5 +288,7 @@ def report(result: Modes, table, count: int | None = None) -> str:
     """The modes as a text table; ``table(header, rows)`` formats it."""
     rows = []
     for k, mode in enumerate(result.modes[:count]):
-        rows.append([str(k + 1), f"{mode.frequency:.2f}", f"{100 * mode.damping_ratio:.2f}", mode.classification])
-    return table(["mode", "frequency [Hz]", "damping [%]", "classification (kinetic energy)"], rows)
+        rows.append([str(k + 1), f"{mode.frequency:.2f}", f"{mode.spread[0]:.1f} - {mode.spread[1]:.1f}",
+                     f"{100 * mode.damping_ratio:.2f}", mode.classification])
+    return table(["mode", "frequency [Hz]", "over polygon period", "damping [%]",
+                  "classification (kinetic energy)"], rows)
