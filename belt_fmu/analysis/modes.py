@@ -170,15 +170,19 @@ def classify(shares: dict) -> str:
 
 
 def system_matrices(point, arm_friction: str = "stuck"):
-    """(coordinates, M diagonal, G, K) of the drive in its current state (module docstring)."""
+    """(coordinates, M diagonal, G, K) of the drive in its current state (module docstring);
+    G and K sparse (CSR)."""
+    from scipy import sparse
+
     drive = point.drive
     dofs, k_q, c_q = tangent_matrices(drive, point.water_pump_torque, arm_friction)
     mass = mass_matrix(drive, dofs)
-    e = transport_operator(drive.parameters.belt[0]["n_nodes"], node_passage_rate(drive), dofs)
-    me = mass[:, None] * e
+    e = sparse.csr_matrix(transport_operator(drive.parameters.belt[0]["n_nodes"], node_passage_rate(drive), dofs))
+    k_q, c_q = sparse.csr_matrix(k_q), sparse.csr_matrix(c_q)
+    me = sparse.diags(mass) @ e
     gyro = 2.0 * me + c_q
     stiffness = k_q + c_q @ e + me @ e
-    return dofs, mass, gyro, stiffness
+    return dofs, mass, gyro.tocsr(), stiffness.tocsr()
 
 
 def snapshot_modes(point, count: int, arm_friction: str = "stuck"):
@@ -190,7 +194,7 @@ def snapshot_modes(point, count: int, arm_friction: str = "stuck"):
     a = _first_order(mass, gyro, stiffness)
     wanted = 2 * count + 2 * (len(drive.parameters.pulleys) + 2) + 16
     for _ in range(SEARCH_WIDENINGS + 1):
-        values, vectors = _eigen(a, wanted)
+        values = _eigenvalues(a, wanted)
         size = np.abs(values)
         zeta = -values.real / np.maximum(size, 1e-300)
         keep = np.flatnonzero((values.imag > 0.0) & (zeta < MAX_DAMPING_RATIO) & (size > 2 * math.pi * MIN_FREQUENCY))
@@ -198,7 +202,8 @@ def snapshot_modes(point, count: int, arm_friction: str = "stuck"):
             break
         wanted = min(2 * wanted, 2 * d - 2)
     keep = keep[np.argsort(size[keep])][:count]
-    return dofs, mass, size[keep] / (2 * math.pi), zeta[keep], vectors[:d, keep]
+    shapes = np.column_stack([_eigenvector(a, values[k])[:d] for k in keep]) if len(keep) else np.zeros((d, 0))
+    return dofs, mass, size[keep] / (2 * math.pi), zeta[keep], shapes
 
 
 def mac(mass, a, b) -> float:
@@ -272,16 +277,30 @@ def _first_order(mass, gyro, stiffness):
 
     d = len(mass)
     inverse = sparse.diags(1.0 / mass)
-    return sparse.bmat([[None, sparse.identity(d)],
-                        [-inverse @ sparse.csr_matrix(stiffness), -inverse @ sparse.csr_matrix(gyro)]],
-                       format="csc")
+    return sparse.bmat([[None, sparse.identity(d)], [-inverse @ stiffness, -inverse @ gyro]], format="csc")
 
 
-def _eigen(a, wanted: int):
-    """``wanted`` eigenvalues of ``a`` nearest :data:`SHIFT` and their vectors."""
+def _eigenvalues(a, wanted: int) -> np.ndarray:
+    """``wanted`` eigenvalues of ``a`` nearest :data:`SHIFT` (ARPACK, shift-invert)."""
     from scipy.sparse.linalg import eigs
 
-    return eigs(a, k=wanted, sigma=SHIFT, which="LM", tol=1e-10)
+    return eigs(a, k=wanted, sigma=SHIFT, which="LM", tol=1e-10, return_eigenvectors=False)
+
+
+def _eigenvector(a, value) -> np.ndarray:
+    """The eigenvector of ``a`` to its eigenvalue ``value`` by inverse iteration (two solves
+    with the sparse LU of A - value I): much cheaper than ARPACK's Ritz vectors of every
+    eigenvalue it returns."""
+    from scipy import sparse
+    from scipy.sparse.linalg import splu
+
+    size = a.shape[0]
+    lu = splu((a - value * sparse.identity(size, format="csc")).astype(complex).tocsc())
+    x = np.random.default_rng(0).standard_normal(size) + 0j
+    for _ in range(2):
+        x = lu.solve(x)
+        x /= np.linalg.norm(x)
+    return x
 
 
 def report(result: Modes, table, count: int | None = None) -> str:
