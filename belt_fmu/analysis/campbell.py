@@ -7,8 +7,8 @@ change with speed, and with them the frequencies (the transverse ones fall as th
 faster, Wickert and Mote 1990). An engine order q excites at ``f = q n / 60`` [Hz] at crank
 speed n [rpm]; where a mode's frequency curve crosses an order line that mode can resonate.
 Crossings are found between neighbouring speeds by linear interpolation of
-``f_k(n) - q n / 60`` for the k-th mode (modes sorted by frequency at each speed, so two
-modes whose curves meet can swap indices; the classification names each crossing's mode).
+``f(n) - q n / 60`` along each mode's curve (:func:`crossings` says how modes are followed
+from speed to speed).
 
 The speeds run on the local cores as the sweep's do (:mod:`belt_fmu.sweep.executors`):
 'forkserver' worker processes that load the compiled kernels from numba's disk cache.
@@ -25,6 +25,9 @@ import numpy as np
 
 from ..files import atomic_write
 
+#: a mode's curve continues to the next speed only if its frequency changes by less than this
+#: fraction (else it is another mode of the same class)
+MAX_STEP_CHANGE = 0.15
 #: a worker's drive, reused across the speeds it computes (building one solves the belt's
 #: rest length): keyed by the layout, which is hashable and compares by value
 _DRIVES: dict = {}
@@ -116,20 +119,29 @@ def campbell(layout, rpms, orders, count: int = 12, water_pump_torque: float = 0
 
 
 def crossings(speeds, orders) -> list[Crossing]:
-    """Where the k-th mode's frequency meets an order line, between neighbouring speeds
-    (module docstring)."""
+    """Where a mode's frequency meets an order line between neighbouring speeds (module
+    docstring). A mode is followed to the next speed by the mode of the same classification
+    nearest in frequency, if within :data:`MAX_STEP_CHANGE` of it; a mode appearing or
+    vanishing there (its damping ratio crossing the cut-off) starts or ends its curve.
+    ``mode`` is its index among all modes at the nearer speed."""
     found = []
     good = [s for s in speeds if not s.error]
     for q in orders:
         for lo, hi in zip(good, good[1:]):
-            for k in range(min(len(lo.frequencies), len(hi.frequencies))):
-                a = lo.frequencies[k] - q * lo.rpm / 60.0
-                b = hi.frequencies[k] - q * hi.rpm / 60.0
+            for k_lo, (f_lo, c) in enumerate(zip(lo.frequencies, lo.classifications)):
+                same = [k for k, c_hi in enumerate(hi.classifications) if c_hi == c]
+                if not same:
+                    continue
+                k_hi = min(same, key=lambda k: abs(hi.frequencies[k] - f_lo))
+                f_hi = hi.frequencies[k_hi]
+                if abs(f_hi - f_lo) > MAX_STEP_CHANGE * f_lo:
+                    continue
+                a = f_lo - q * lo.rpm / 60.0
+                b = f_hi - q * hi.rpm / 60.0
                 if a == 0.0 or a * b < 0.0:
                     t = a / (a - b)
                     rpm = lo.rpm + t * (hi.rpm - lo.rpm)
-                    name = (lo if t < 0.5 else hi).classifications[k]
-                    found.append(Crossing(rpm, float(q), k + 1, name, q * rpm / 60.0))
+                    found.append(Crossing(rpm, float(q), (k_lo if t < 0.5 else k_hi) + 1, c, q * rpm / 60.0))
     return sorted(found, key=lambda c: (c.rpm, c.order))
 
 
