@@ -45,7 +45,8 @@ MAX_DAMPING_RATIO = 0.25
 SHIFT = -1.0
 #: instants over one node passage period at which the modes are computed and averaged
 PHASES = 4
-#: extra modes computed at the later instants, so that each mode of the first finds its match
+#: extra modes computed at each instant, so that each mode of the first finds its match and a
+#: mode whose mean ranks among the lowest is not lost
 MATCH_MARGIN = 4
 #: a mode at a later instant matches one of the first if their shapes' MAC is at least this
 MIN_MAC = 0.6
@@ -241,7 +242,8 @@ def modes(point, count: int = 20, arm_friction: str = "stuck", phases: int = PHA
     instants = phases if rate > MIN_PASSAGE_RATE else 1
     saved = drive.get_state()
     try:
-        dofs, mass, freq, zeta, shapes = snapshot_modes(point, count, arm_friction)
+        # a few more than asked for: a mode's mean over the period may rank lower than at this instant
+        dofs, mass, freq, zeta, shapes = snapshot_modes(point, count + MATCH_MARGIN, arm_friction)
         groups, labels = node_groups(drive)
         seen_f = [[f] for f in freq]
         seen_z = [[z] for z in zeta]
@@ -267,7 +269,7 @@ def modes(point, count: int = 20, arm_friction: str = "stuck", phases: int = PHA
         shares = energy_shares(drive, dofs, mass, shape, groups, labels)
         found.append(Mode(float(np.mean(seen_f[r])), float(np.mean(seen_z[r])), shape, shares, classify(shares),
                           (float(np.min(seen_f[r])), float(np.max(seen_f[r]))), len(seen_f[r])))
-    found.sort(key=lambda m: m.frequency)
+    found = sorted(found, key=lambda m: m.frequency)[:count]
     return Modes(point, dofs, tuple(found), tuple([ROTATIONAL, AXIAL, *labels]), arm_friction)
 
 
