@@ -142,7 +142,7 @@ def _path_tangents(q) -> np.ndarray:
     return t / np.hypot(t[:, 0], t[:, 1])[:, None]
 
 
-def energy_shares(drive, coordinates, mass, shape, groups, labels) -> dict:
+def energy_shares(drive, mass, shape, groups, labels) -> dict:
     """Kinetic energy share of every group (module docstring) in a mode ``shape``."""
     n = drive.parameters.belt[0]["n_nodes"]
     nodes = 3 * n
@@ -266,7 +266,7 @@ def modes(point, count: int = 20, arm_friction: str = "stuck", phases: int = PHA
         j = np.unravel_index(np.argmax(np.abs(xy)), xy.shape)
         # phase: the instant of largest node displacement, so the real part draws the mode
         shape = shape / xy[j]
-        shares = energy_shares(drive, dofs, mass, shape, groups, labels)
+        shares = energy_shares(drive, mass, shape, groups, labels)
         found.append(Mode(float(np.mean(seen_f[r])), float(np.mean(seen_z[r])), shape, shares, classify(shares),
                           (float(np.min(seen_f[r])), float(np.max(seen_f[r]))), len(seen_f[r])))
     found = sorted(found, key=lambda m: m.frequency)[:count]
