@@ -104,13 +104,9 @@ def _angle_difference(plus, minus, layout, arrival=False):
     return delta * radii
 
 
-def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float,
-                     free_length=None) -> RotationalModel:
+def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float) -> RotationalModel:
     """The model of ``layout`` at steady running: tensioner arm at ``arm_angle`` [rad], span
-    tensions ``span_tension`` [N] (span i from pulley i to i+1), belt speed [m/s].
-    ``free_length`` [m] replaces the spans' geometric lengths in their stiffness EA / L_i (a
-    discretized belt's free spans run from the last node on one pulley to the first on the
-    next, on average half an element longer at each end)."""
+    tensions ``span_tension`` [N] (span i from pulley i to i+1), belt speed [m/s]."""
     n = len(layout.pulleys)
     crank = layout.crank_index
     free = [j for j in range(n) if j != crank]
@@ -133,8 +129,7 @@ def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float,
     if layout.tensioner is not None:
         c_arm, dc_arm = span_arm_coupling(layout, arm_angle)
         coupling[:, -1] = c_arm
-    span_stiffness = belt.axial_stiffness_N / (path.span_length if free_length is None
-                                               else np.asarray(free_length, dtype=float))
+    span_stiffness = belt.axial_stiffness_N / path.span_length
 
     mass = np.zeros((d, d))
     damping = np.zeros((d, d))
