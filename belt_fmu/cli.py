@@ -1,5 +1,5 @@
-"""Command line interface: ``belt-fmu layout``, ``simulate``, ``build``, ``cosim``, ``sweep`` and
-``doctor``.
+"""Command line interface: ``belt-fmu layout``, ``simulate``, ``build``, ``cosim``, ``sweep``,
+``doctor``, and the linear analysis ``operating-point``, ``modes`` and ``campbell``.
 
 Each subcommand accepts only its own options. The model (numba), matplotlib and tqdm are
 imported inside the command that needs them.
@@ -206,6 +206,7 @@ def _parser() -> argparse.ArgumentParser:
     doctor.add_argument("fmu", nargs="?", metavar="FMU", help="the FMU file to check for (default: one built here)")
     doctor.set_defaults(run=_doctor_command, error=doctor.error)
     _add_sweep_parser(commands, layout_help)
+    _add_analysis_parsers(commands, layout_help)
     for sub in [parser, *commands.choices.values()]:
         sub.add_argument("--debug", action="store_true",
                          help="show the full traceback of an error (for a bug report)")
@@ -678,6 +679,161 @@ def _sweep_summary(table, layout) -> str:
                   *(["cycle change [%]"] if has_tensioner else []), "status"]
         blocks.append((f"{label}:\n" if label else "") + _table(header, lines))
     return "\n\n".join(blocks)
+
+
+# ---------------------------------------------------------------------------------------------
+# belt-fmu operating-point, modes, campbell
+# ---------------------------------------------------------------------------------------------
+
+#: modes listed and drawn by default
+MODE_COUNT = 12
+SHAPES_DRAWN = 6
+
+
+def _add_analysis_parsers(commands, layout_help: str) -> None:
+    point = commands.add_parser(
+        "operating-point", help="the steady running state: span tensions, hub loads, tensioner, slip margins",
+        description="Print the drive's steady running state at a constant crank speed and water-pump torque (the "
+                    "state simulate and the FMU start from): every span's tension, every pulley's hub force and wrap "
+                    "angle, the tensioner arm angle and spring torque, each pulley's slip arc and slip margin "
+                    "(capstan limit with the poly-V wedge and centrifugal tension; a pulley without margin is "
+                    "flagged), crank torque and power. See docs/modes.md.",
+    )
+    point.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    _add_inputs(point)
+    point.set_defaults(run=_operating_point_command, error=point.error)
+
+    modes = commands.add_parser(
+        "modes", help="natural frequencies, damping and mode shapes about the operating point",
+        description="Linearize the discretized model about its steady running state (belt nodes, pulleys, "
+                    "tensioner arm; friction by its local slope; the belt's transport terms) and list the lowest "
+                    "natural modes: frequency, damping ratio and where the mode's energy is (rotational, a named "
+                    "span's transverse motion, or mixed). Optionally draw the first modes on the layout. See "
+                    "docs/modes.md.",
+    )
+    modes.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    _add_inputs(modes)
+    _add_mode_options(modes)
+    modes.add_argument("--plot", metavar="FIGURE",
+                       help=f"draw the first {SHAPES_DRAWN} modes on the layout to this file (.png, .pdf or .svg)")
+    modes.set_defaults(run=_modes_command, error=modes.error)
+
+    campbell = commands.add_parser(
+        "campbell", help="Campbell diagram: natural frequencies over crank speed with engine orders",
+        description="Compute the lowest natural modes at each crank speed (each about its own operating point) and "
+                    "list where they cross the engine-order lines (speed, order, mode, frequency); optionally "
+                    "write the frequencies as CSV and plot the diagram. Speeds run on the local cores. See "
+                    "docs/modes.md.",
+    )
+    campbell.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    campbell.add_argument("--rpm", default="500:6000:40", metavar="RPMS",
+                          help="crank speeds [rpm]: START:STOP:COUNT (both ends included) or a comma-separated list "
+                               "(default: %(default)s)")
+    campbell.add_argument("--orders", default="2,4", metavar="ORDERS",
+                          help="engine orders, comma-separated multiples of 0.5 (default: %(default)s)")
+    campbell.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0, metavar="NM",
+                          help="water-pump load torque [N m], positive against its rotation (default: %(default)g)")
+    _add_mode_options(campbell)
+    campbell.add_argument("--workers", type=_count(1), metavar="N",
+                          help="local worker processes (default: the available cores; 1 runs in this process)")
+    campbell.add_argument("--out", metavar="CSV", help="write the frequencies (one row per speed and mode) to this CSV")
+    campbell.add_argument("--plot", metavar="FIGURE", help="plot the diagram to this file (.png, .pdf or .svg)")
+    campbell.set_defaults(run=_campbell_command, error=campbell.error)
+
+
+def _add_mode_options(parser) -> None:
+    parser.add_argument("--count", type=_count(1), default=MODE_COUNT, metavar="N",
+                        help="number of modes, lowest first (default: %(default)s)")
+    parser.add_argument("--arm-friction", choices=("stuck", "sliding"), default="stuck",
+                        help="the tensioner arm's Coulomb friction: stuck (its tangent, the default: small vibrations "
+                             "do not overcome it) or sliding (a constant torque: the arm swings freely on its spring)")
+
+
+def _operating_point_command(args) -> int:
+    from .analysis.operating_point import operating_point, report
+    from .layout import load_layout
+
+    layout = load_layout(args.layout)
+    point = operating_point(layout, args.rpm, args.water_pump_torque)
+    print(f"layout: {layout.source}")
+    print(report(point, _table))
+    return 0
+
+
+def _modes_command(args) -> int:
+    from .analysis.modes import modes, report
+    from .analysis.operating_point import operating_point
+    from .layout import load_layout
+
+    layout = load_layout(args.layout)
+    _check_outputs(args.error, args.layout or layout.source, {"--plot": args.plot})
+    start = time.perf_counter()
+    point = operating_point(layout, args.rpm, args.water_pump_torque)
+    found = modes(point, args.count, args.arm_friction)
+    wall = time.perf_counter() - start
+    print(f"layout: {layout.source}")
+    print(f"operating point: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, belt speed "
+          f"{point.belt_speed:.4g} m/s; tensioner arm friction {args.arm_friction}")
+    print()
+    print(report(found, _table))
+    if len(found) < args.count:
+        print(f"\nnote: {len(found)} oscillating modes found of the {args.count} asked for")
+    print(f"\nwall time: {wall:.3g} s (operating point, linearization, eigenvalues)")
+    if args.plot is not None:
+        from .analysis.figures import plot_modes
+        from .plots import save_figure
+
+        if not _write("--plot", args.plot, lambda p: save_figure(plot_modes(found, SHAPES_DRAWN), p)):
+            return EXIT_OUTPUT
+    return 0
+
+
+def _campbell_command(args) -> int:
+    from .analysis.campbell import campbell, write_csv
+    from .layout import load_layout
+    from .sweep import default_workers, parse_values
+
+    try:
+        rpms = [float(x) for x in parse_values(args.rpm)]
+    except ValueError as err:
+        args.error(f"argument --rpm: {err}")
+    if not all(math.isfinite(r) and r >= 0.0 for r in rpms):
+        args.error(f"argument --rpm: {args.rpm!r}: speeds must be finite numbers >= 0")
+    try:
+        orders = [float(x) for x in args.orders.split(",")]
+    except ValueError:
+        args.error(f"argument --orders: {args.orders!r}: give comma-separated numbers, e.g. 2,4")
+    if not all(q > 0 and (2 * q).is_integer() for q in orders):
+        args.error(f"argument --orders: {args.orders!r}: each order must be a multiple of 0.5 > 0")
+    layout = load_layout(args.layout)
+    _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
+    workers = min(args.workers or default_workers(), len(rpms))
+    print(f"layout: {layout.source}")
+    print(f"campbell: {len(rpms)} speeds, {args.count} modes each, orders {', '.join(f'{q:g}' for q in orders)}, on "
+          + ("this process" if workers == 1 else f"{workers} local processes"))
+    start = time.perf_counter()
+    result = campbell(layout, rpms, orders, args.count, args.water_pump_torque, args.arm_friction, workers=workers)
+    print(f"wall time: {time.perf_counter() - start:.3g} s")
+    print()
+    rows = [[f"{c.rpm:.0f}", f"{c.order:g}", str(c.mode), f"{c.frequency:.1f}", c.classification]
+            for c in result.crossings]
+    print("engine-order crossings:" if rows else "no engine-order crossings in this speed range")
+    if rows:
+        print(_table(["rpm", "order", "mode", "frequency [Hz]", "classification"], rows))
+    ok = True
+    if args.out is not None:
+        ok &= _write("--out", args.out, lambda p: write_csv(result, p))
+    if args.plot is not None:
+        from .analysis.figures import plot_campbell
+        from .plots import save_figure
+
+        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_campbell(result, layout), p))
+    if result.failures:
+        print(f"belt-fmu campbell: error: {len(result.failures)} speed(s) failed:", file=sys.stderr)
+        for s in result.failures:
+            print(f"  {s.rpm:g} rpm: {s.error}", file=sys.stderr)
+        return EXIT_MODEL
+    return 0 if ok else EXIT_OUTPUT
 
 
 def console_main() -> None:

@@ -1,0 +1,157 @@
+"""Campbell diagram: the drive's natural frequencies against engine speed, with the engine
+orders that excite them.
+
+At each crank speed the drive is linearized about its own operating point
+(:mod:`belt_fmu.analysis.modes`): span tensions, the tensioner's position and the belt speed
+change with speed, and with them the frequencies (the transverse ones fall as the belt runs
+faster, Wickert and Mote 1990). An engine order q excites at ``f = q n / 60`` [Hz] at crank
+speed n [rpm]; where a mode's frequency curve crosses an order line that mode can resonate.
+Crossings are found between neighbouring speeds by linear interpolation of
+``f(n) - q n / 60`` along each mode's curve (:func:`crossings` says how modes are followed
+from speed to speed).
+
+The speeds run on the local cores as the sweep's do (:mod:`belt_fmu.sweep.executors`):
+'forkserver' worker processes that load the compiled kernels from numba's disk cache.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..files import atomic_write
+
+#: a mode's curve continues to the next speed only if its frequency changes by less than this
+#: fraction (else it is another mode of the same class)
+MAX_STEP_CHANGE = 0.15
+#: a worker's drive, reused across the speeds it computes (building one solves the belt's
+#: rest length): keyed by the layout, which is hashable and compares by value
+_DRIVES: dict = {}
+
+
+@dataclass(frozen=True)
+class SpeedModes:
+    """The modes found at one crank speed, or the error that stopped them."""
+
+    rpm: float
+    frequencies: np.ndarray  # [Hz], ascending
+    damping_ratios: np.ndarray  # [-]
+    classifications: tuple[str, ...]
+    error: str = ""
+
+
+@dataclass(frozen=True)
+class Crossing:
+    rpm: float
+    order: float
+    mode: int  # 1-based index at that speed
+    classification: str
+    frequency: float  # [Hz]
+
+
+@dataclass(frozen=True)
+class Campbell:
+    speeds: tuple[SpeedModes, ...]
+    orders: tuple[float, ...]
+    crossings: tuple[Crossing, ...]
+
+    @property
+    def failures(self) -> list[SpeedModes]:
+        return [s for s in self.speeds if s.error]
+
+
+def speed_modes(layout, rpm: float, count: int, water_pump_torque: float, arm_friction: str,
+                settle_time: float | None) -> SpeedModes:
+    """The ``count`` lowest modes at ``rpm``; an expected failure (no steady running state,
+    divergence) is returned as the error, so one bad speed does not stop the diagram."""
+    from ..model.initialization import InitializationError
+    from ..model.system import BeltDrive, DivergenceError
+    from .modes import modes
+    from .operating_point import operating_point
+
+    try:
+        drive = _DRIVES.get(layout)
+        if drive is None:
+            drive = _DRIVES.setdefault(layout, BeltDrive(layout))
+        point = operating_point(layout, rpm, water_pump_torque, settle_time, drive=drive)
+        found = modes(point, count, arm_friction)
+    except (InitializationError, DivergenceError, ValueError) as err:
+        return SpeedModes(rpm, np.zeros(0), np.zeros(0), (), f"{type(err).__name__}: {err}")
+    return SpeedModes(rpm, found.frequencies, np.array([m.damping_ratio for m in found.modes]),
+                      tuple(m.classification for m in found.modes))
+
+
+def _speed_modes(args):
+    return speed_modes(*args)
+
+
+def campbell(layout, rpms, orders, count: int = 12, water_pump_torque: float = 0.0, arm_friction: str = "stuck",
+             settle_time: float | None = None, workers: int = 1, progress=None) -> Campbell:
+    """The Campbell diagram of ``layout`` over crank speeds ``rpms`` [rpm] with the engine
+    ``orders``: the ``count`` lowest modes at each speed, on ``workers`` local processes;
+    ``progress(done, total)`` is called as speeds finish."""
+    rpms = [float(r) for r in rpms]
+    jobs = [(layout, rpm, count, water_pump_torque, arm_friction, settle_time) for rpm in rpms]
+    results = []
+    if workers > 1 and len(jobs) > 1:
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+        if context.get_start_method() == "forkserver":
+            context.set_forkserver_preload(["belt_fmu.analysis.modes", "belt_fmu.model.system"])
+        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+            # contiguous blocks of speeds per worker: each worker's drive starts near its last state
+            chunk = max(1, math.ceil(len(jobs) / workers))
+            for result in pool.map(_speed_modes, jobs, chunksize=chunk):
+                results.append(result)
+                if progress is not None:
+                    progress(len(results), len(jobs))
+    else:
+        for job in jobs:
+            results.append(speed_modes(*job))
+            if progress is not None:
+                progress(len(results), len(jobs))
+    results.sort(key=lambda r: r.rpm)
+    return Campbell(tuple(results), tuple(float(q) for q in orders), tuple(crossings(results, orders)))
+
+
+def crossings(speeds, orders) -> list[Crossing]:
+    """Where a mode's frequency meets an order line between neighbouring speeds (module
+    docstring). A mode is followed to the next speed by the mode of the same classification
+    nearest in frequency, if within :data:`MAX_STEP_CHANGE` of it; a mode appearing or
+    vanishing there (its damping ratio crossing the cut-off) starts or ends its curve.
+    ``mode`` is its index among all modes at the nearer speed."""
+    found = []
+    good = [s for s in speeds if not s.error]
+    for q in orders:
+        for lo, hi in zip(good, good[1:]):
+            for k_lo, (f_lo, c) in enumerate(zip(lo.frequencies, lo.classifications)):
+                same = [k for k, c_hi in enumerate(hi.classifications) if c_hi == c]
+                if not same:
+                    continue
+                k_hi = min(same, key=lambda k: abs(hi.frequencies[k] - f_lo))
+                f_hi = hi.frequencies[k_hi]
+                if abs(f_hi - f_lo) > MAX_STEP_CHANGE * f_lo:
+                    continue
+                a = f_lo - q * lo.rpm / 60.0
+                b = f_hi - q * hi.rpm / 60.0
+                if a == 0.0 or a * b < 0.0:
+                    t = a / (a - b)
+                    rpm = lo.rpm + t * (hi.rpm - lo.rpm)
+                    found.append(Crossing(rpm, float(q), (k_lo if t < 0.5 else k_hi) + 1, c, q * rpm / 60.0))
+    return sorted(found, key=lambda c: (c.rpm, c.order))
+
+
+def write_csv(result: Campbell, path) -> None:
+    """One row per speed and mode: rpm, mode, frequency [Hz], damping ratio, classification."""
+    with atomic_write(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["rpm", "mode", "frequency [Hz]", "damping ratio [1]", "classification", "error"])
+        for s in result.speeds:
+            if s.error:
+                writer.writerow([f"{s.rpm:g}", "", "", "", "", s.error])
+            for k, (f_, z, c) in enumerate(zip(s.frequencies, s.damping_ratios, s.classifications)):
+                writer.writerow([f"{s.rpm:g}", k + 1, f"{f_:.6g}", f"{z:.4g}", c, ""])

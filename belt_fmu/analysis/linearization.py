@@ -1,0 +1,286 @@
+"""The discretized model's equations of motion linearized about steady running.
+
+Generalized coordinates: every belt node's x, y [m] and angle phi [rad] (3 per node, in node
+order), every pulley's rotation [rad, CCW] and the tensioner arm angle [rad, CCW]; the
+crankshaft's rotation is prescribed (its speed is the model's input) and drops out, as does
+the arm without a tensioner. :func:`generalized_forces` evaluates the forces on all of them
+with the model's own kernels (belt elements, transverse damping, normal contact, pulley
+loads, tensioner arm), friction written as an explicit function of the contact's slip and
+relative tangential displacement (below), and :func:`tangent_matrices` differentiates it by
+central differences: ``K_q = -df/dq`` and ``C_q = -df/dq'``.
+
+The belt material flows through the drive, so the steady running state is steady only in
+the frame fixed to the drive (Eulerian). Write the perturbation of the belt as a field
+``u(k, t)`` over a fixed mesh, ``k`` the node index as a continuous coordinate: the node
+that is at mesh point ``k`` now is at ``k + t / tau`` later, ``tau`` the time a node takes
+to the next node's place (the same for every node, by conservation of mass). A node's
+velocity and acceleration are the material derivatives
+
+    d/dt = d/dt|_k + E,      E = (1/tau) d/dk,
+
+and the linearized equations of motion are those of an axially moving continuum
+(Wickert and Mote, "Classical vibration analysis of axially moving continua", ASME J. Appl.
+Mech. 57, 1990):
+
+    M q'' + (2 M E + C_q) q' + (K_q + C_q E + M E^2) q = 0.
+
+``M E^2`` and ``2 M E`` are the discretized ``m' v^2 d^2/ds^2`` and ``2 m' v d/ds`` of the
+moving string (E is the cyclic central difference in ``k``, acting on each of a node's
+three coordinates; it is zero on the pulleys and the arm, which do not flow).
+
+Friction enters by its local tangent at the operating point:
+
+* velocity laws (creep polynomial, tanh): the force follows the slip through the law, so its
+  slope is a damper between node and pulley (a stiff one where the belt sticks);
+* bristle: a sticking contact is its spring ``k`` (and damper) on the relative tangential
+  displacement; a sliding one carries ``mu N``;
+* state laws (Dahl, LuGre, generalized Maxwell slip): the coefficient ``m0`` of the operating
+  point, plus, where the contact sticks, the law's pre-sliding stiffness (Dahl
+  ``sigma (1 - |m0|/mu)``, LuGre ``sigma0``, GMS the sum of ``nu_k sigma_k`` of its sticking
+  elements) times N on the relative tangential displacement; LuGre's ``sigma1 + sigma2``
+  damping. This neglects their internal relaxation dynamics (a first-order lag).
+
+The tensioner arm's Coulomb friction either sticks (its tanh law's slope, the default: at
+small amplitudes the arm of a damped tensioner does not move) or slides (a constant torque,
+no stiffness or damping), :data:`ARM_STUCK`, :data:`ARM_SLIDING`.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..model.belt import closed_belt_forces, transverse_damping
+from ..model.contact import normal_contact, rebuild_neighbour_lists
+from ..model.drive import pulley_loads, update_pulley_centers
+from ..model.friction import LAW_BRISTLE, LAW_DAHL, LAW_GMS, LAW_LUGRE, friction_coefficient, stribeck
+from ..model.state import dimensions, unpack, unpack_state
+from ..model.tensioner import arm_torque
+
+ARM_STUCK = 0
+ARM_SLIDING = 1
+ARM_MODES = {"stuck": ARM_STUCK, "sliding": ARM_SLIDING}
+#: [m, rad] step of the central differences in the coordinates: far below the contact
+#: penetrations (tens of microns) so that a node at the edge of a wrap keeps its contact
+#: state, far above round-off (forces ~1e3 N: 1e-13 N / 1e-8 m)
+POSITION_STEP = 1e-8
+#: [m/s, rad/s] step in the velocities
+VELOCITY_STEP = 1e-6
+#: a bristle or state-law contact whose friction is below this fraction of its limit sticks
+STICK_FRACTION = 0.999
+
+
+@njit(cache=True)
+def _contact_friction(law, mu, normal, slip, belt_speed, shift, base_force, base_normal, base_slip, state):
+    """Friction force [N] on a node along the CCW tangent of its pulley (module docstring):
+    ``slip`` the slip now, ``shift`` the relative tangential displacement since the
+    operating point [m], the ``base_*`` values and ``state`` those of the operating point."""
+    if law.law == LAW_BRISTLE:
+        limit = mu * base_normal
+        if abs(base_force) < STICK_FRACTION * limit:
+            return base_force - law.bristle_stiffness * shift - law.bristle_damping * (slip - base_slip)
+        return (1.0 if base_force > 0.0 else -1.0) * mu * normal
+    if law.law == LAW_DAHL or law.law == LAW_LUGRE or law.law == LAW_GMS:
+        m0 = -base_force / base_normal if base_normal > 0.0 else 0.0
+        stiffness = 0.0
+        damping = 0.0
+        if law.law == LAW_DAHL:
+            stiffness = law.dahl_stiffness * max(0.0, 1.0 - abs(m0) / mu)
+        elif law.law == LAW_LUGRE:
+            g0 = stribeck(law, mu, 0.0)
+            stiffness = law.lugre_stiffness * max(0.0, 1.0 - law.lugre_stiffness * abs(state[0]) / g0)
+            damping = law.lugre_damping + law.lugre_viscous
+        else:
+            for k in range(law.gms_count):
+                if state[2 * k + 1] == 0.0:
+                    stiffness += law.gms_weight[k] * law.gms_stiffness[k]
+        return -normal * (m0 + stiffness * shift + damping * (slip - base_slip))
+    sign = 1.0 if slip > 0.0 else (-1.0 if slip < 0.0 else 0.0)
+    return -sign * friction_coefficient(law, mu, abs(slip), belt_speed)[0] * normal
+
+
+@njit(cache=True)
+def _forces(p, s, w, base_q, base_theta, base_centers, base_friction, base_normal, base_slip, base_state,
+            base_arm_rate, arm_mode, water_pump_torque, out):
+    """Generalized forces of the state ``s`` into ``out`` (3n + p + 1): node forces and
+    moments, pulley torques (crank included), arm torque [N, N m]. ``w`` must hold the
+    operating point's neighbour lists."""
+    belt = p.belt[0]
+    n = s.q.shape[0]
+    np_ = p.pulleys.shape[0]
+    update_pulley_centers(p, s, w)
+    closed_belt_forces(belt, s, w)
+    transverse_damping(belt, s, w)
+    normal_contact(p, s, w)
+    for k in range(w.contact_count[0]):
+        i = w.contact_node[k]
+        j = w.contact_pulley[k]
+        nx = w.contact_frame[k, 0]
+        ny = w.contact_frame[k, 1]
+        tx, ty = -ny, nx
+        r = w.contact_frame[k, 2]
+        vt = s.u[i, 0] * tx + s.u[i, 1] * ty
+        slip = vt - (w.center_velocity[j, 0] * tx + w.center_velocity[j, 1] * ty) - s.omega[j] * r
+        shift = (tx * (s.q[i, 0] - base_q[i, 0] - w.centers[j, 0] + base_centers[j, 0])
+                 + ty * (s.q[i, 1] - base_q[i, 1] - w.centers[j, 1] + base_centers[j, 1])
+                 - r * (s.theta[j] - base_theta[j]))
+        f = _contact_friction(p.friction[0], p.pulleys[j].effective_mu, w.normal_force[i, j], slip, vt, shift,
+                              base_friction[i, j], base_normal[i, j], base_slip[i, j], base_state[i, j])
+        w.node_force[i, 0] += f * tx
+        w.node_force[i, 1] += f * ty
+        w.hub_force[j, 0] -= f * tx
+        w.hub_force[j, 1] -= f * ty
+        w.belt_torque[j] -= r * f
+    for i in range(n):
+        out[3 * i] = w.node_force[i, 0]
+        out[3 * i + 1] = w.node_force[i, 1]
+        out[3 * i + 2] = w.node_force[i, 2]
+    roles = p.roles[0]
+    for j in range(np_):
+        pulley = p.pulleys[j]
+        resisting, driving = pulley_loads(roles, pulley, j, s.omega[j], water_pump_torque, w.port_torque[j],
+                                         p.load_table)
+        torque = w.belt_torque[j] + pulley.sense * driving - pulley.bearing_damping * s.omega[j]
+        if resisting > 0.0:
+            sign = 1.0 if s.omega[j] > 0.0 else -1.0
+            torque -= sign * friction_coefficient(p.load_friction[0], resisting, abs(s.omega[j]), 0.0)[0]
+        out[3 * n + j] = torque
+    out[3 * n + np_] = 0.0
+    t = roles.tensioner
+    if t >= 0:
+        tensioner = p.tensioner[0]
+        torque = arm_torque(tensioner, s.arm[0], s.arm[1], w.hub_force[t, 0], w.hub_force[t, 1])
+        if arm_mode == ARM_STUCK:
+            # stuck about the operating point: the friction's slope at zero rate, whatever the
+            # arm's residual motion at the instant the state was taken
+            level = 0.5 * (tensioner.friction_away + tensioner.friction_toward)
+            rate = s.arm[1] - base_arm_rate
+            sign = 1.0 if rate > 0.0 else -1.0
+            torque -= sign * friction_coefficient(p.arm_friction[0], level, abs(rate), 0.0)[0]
+        out[3 * n + np_] = torque
+
+
+@njit(cache=True)
+def _shift(s, d, n, np_, delta, rate):
+    """Add ``delta`` to coordinate ``d`` (or to its rate)."""
+    if d < 3 * n:
+        if rate:
+            s.u[d // 3, d % 3] += delta
+        else:
+            s.q[d // 3, d % 3] += delta
+    elif d < 3 * n + np_:
+        if rate:
+            s.omega[d - 3 * n] += delta
+        else:
+            s.theta[d - 3 * n] += delta
+    else:
+        s.arm[1 if rate else 0] += delta
+
+
+@njit(cache=True)
+def _jacobians(y0, y, work, index_work, parameters, base_slip, dofs, arm_mode, water_pump_torque, stiffness,
+               damping):
+    s, w = unpack(parameters, y, work, index_work)
+    n = s.q.shape[0]
+    np_ = s.theta.shape[0]
+    size = 3 * n + np_ + 1
+    y[:] = y0
+    base_q = s.q.copy()
+    base_theta = s.theta.copy()
+    update_pulley_centers(parameters, s, w)
+    base_centers = w.centers.copy()
+    base_friction = w.friction_force.copy()
+    base_normal = w.normal_force.copy()
+    base_state = s.friction.copy()
+    base_arm_rate = s.arm[1]
+    plus = np.empty(size)
+    minus = np.empty(size)
+    for c in range(dofs.shape[0]):
+        d = dofs[c]
+        for rate in (False, True):
+            h = VELOCITY_STEP if rate else POSITION_STEP
+            y[:] = y0
+            _shift(s, d, n, np_, h, rate)
+            _forces(parameters, s, w, base_q, base_theta, base_centers, base_friction, base_normal, base_slip,
+                    base_state, base_arm_rate, arm_mode, water_pump_torque, plus)
+            y[:] = y0
+            _shift(s, d, n, np_, -h, rate)
+            _forces(parameters, s, w, base_q, base_theta, base_centers, base_friction, base_normal, base_slip,
+                    base_state, base_arm_rate, arm_mode, water_pump_torque, minus)
+            target = damping if rate else stiffness
+            for r in range(dofs.shape[0]):
+                target[r, c] = -(plus[dofs[r]] - minus[dofs[r]]) / (2.0 * h)
+    y[:] = y0
+
+
+def coordinates(drive) -> np.ndarray:
+    """Indices (into the 3n + p + 1 generalized forces of :func:`_forces`) of the free
+    coordinates of ``drive``: all node coordinates, the pulleys but the crank, the arm if
+    there is a tensioner."""
+    n = drive.parameters.belt[0]["n_nodes"]
+    p = len(drive.parameters.pulleys)
+    roles = drive.parameters.roles[0]
+    dofs = list(range(3 * n)) + [3 * n + j for j in range(p) if j != roles["crank"]]
+    if roles["tensioner"] >= 0:
+        dofs.append(3 * n + p)
+    return np.array(dofs, dtype=np.int64)
+
+
+def tangent_matrices(drive, water_pump_torque: float, arm_friction: str = "stuck"):
+    """(coordinates, K_q, C_q) of ``drive`` at its current state (module docstring): the
+    stiffness [N/m, N, N m/rad] and damping matrices of the free coordinates."""
+    if arm_friction not in ARM_MODES:
+        raise ValueError(f"arm_friction must be one of {', '.join(ARM_MODES)}, got {arm_friction!r}")
+    dofs = coordinates(drive)
+    # the work buffers then hold the forces of one step from this state (the outputs' trial
+    # step, belt_fmu.model.integrator.report) and the trial state its end-of-step slips
+    drive.evaluate_outputs()
+    base_slip = unpack_state(drive._trial_y, *dimensions(drive.parameters)).slip.copy()
+    y0 = drive.y.copy()
+    work = drive.work.copy()
+    index_work = drive.index_work.copy()
+    _rebuild(y0.copy(), work, index_work, drive.parameters, drive.dt)
+    stiffness = np.zeros((len(dofs), len(dofs)))
+    damping = np.zeros_like(stiffness)
+    _jacobians(y0, y0.copy(), work, index_work, drive.parameters, base_slip, dofs, ARM_MODES[arm_friction],
+               water_pump_torque, stiffness, damping)
+    return dofs, stiffness, damping
+
+
+@njit(cache=True)
+def _rebuild(y, work, index_work, parameters, dt):
+    s, w = unpack(parameters, y, work, index_work)
+    rebuild_neighbour_lists(parameters, s, w, dt)
+
+
+def mass_matrix(drive, dofs) -> np.ndarray:
+    """Diagonal of the mass matrix of the coordinates ``dofs`` [kg, kg m^2]: node mass (x, y)
+    and rotary inertia (phi), pulley inertias, arm inertia about its pivot."""
+    p = drive.parameters
+    n = p.belt[0]["n_nodes"]
+    node = np.tile([p.belt[0]["node_mass"], p.belt[0]["node_mass"], p.belt[0]["node_inertia"]], n)
+    full = np.concatenate([node, p.pulleys["inertia"], [p.tensioner[0]["arm_inertia"]]])
+    return full[dofs]
+
+
+def node_passage_rate(drive) -> float:
+    """1/tau [1/s]: how many nodes pass a fixed point per second (module docstring), the
+    mean over the elements of (mean end speed along the chord) / chord length."""
+    q, u = drive.views.q, drive.views.u
+    d = np.roll(q[:, :2], -1, axis=0) - q[:, :2]
+    length = np.hypot(d[:, 0], d[:, 1])
+    e = d / length[:, None]
+    speed = 0.5 * (np.einsum("ij,ij->i", u[:, :2], e) + np.einsum("ij,ij->i", np.roll(u[:, :2], -1, axis=0), e))
+    return float(np.mean(speed / length))
+
+
+def transport_operator(n: int, rate: float, dofs) -> np.ndarray:
+    """E = (1/tau) d/dk on the coordinates ``dofs``: the cyclic central difference in the node
+    index of each node coordinate, zero on pulleys and arm."""
+    e = np.zeros((len(dofs), len(dofs)))
+    position = {d: k for k, d in enumerate(dofs)}
+    for i in range(n):
+        for c in range(3):
+            row = position[3 * i + c]
+            e[row, position[3 * ((i + 1) % n) + c]] += 0.5 * rate
+            e[row, position[3 * ((i - 1) % n) + c]] -= 0.5 * rate
+    return e

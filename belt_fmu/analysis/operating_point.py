@@ -1,0 +1,179 @@
+"""The operating point: the drive's steady running state at constant inputs, as a table.
+
+The state is the model's own: :meth:`belt_fmu.model.system.BeltDrive.reset` builds the
+steady running state analytically and relaxes it by running the model (dynamic relaxation),
+so the operating point, the modes linearized about it and a time run from it describe the
+same drive. Reported from it (SI units, sign conventions of :mod:`belt_fmu.model.outputs`):
+
+* each free span's tension [N] (the model's ``span_tension`` outputs);
+* each pulley's hub force x, y, magnitude [N] and wrap angle [rad] on the loaded path;
+* the tensioner arm angle [rad] and its spring torque [N m];
+* each pulley's torque ``Q`` [N m]: its steady load (bearing loss, torque table, water-pump
+  input) for a driven pulley, the crank torque for the crank; its slip arc and slip margin. Capstan (Euler-Eytelwein) theory with centrifugal tension (Firbank,
+  "Mechanics of the belt drive", Int. J. Mech. Sci. 12, 1970): the tension changes only on a
+  slip arc at the wrap's exit, ``(T_t - m'v^2) = (T_s - m'v^2) exp(mu phi_s)``, so
+
+      phi_s = ln((T_t - m'v^2) / (T_s - m'v^2)) / mu,
+
+  ``mu`` the effective coefficient (ribbed side ``mu / sin(beta/2)``, the poly-V wedge of
+  groove angle beta; back side ``mu_back``). Gross slip starts when the slip arc fills the
+  wrap angle theta. The tight and slack tensions are those of the two spans' mean,
+  ``T_t,s = (T_in + T_out)/2 +- |Q|/(2r)`` (the measured span tensions also carry the
+  model's losses at wrap entry and exit, which no single pulley's torque explains). Holding
+  that sum (the belt's length and the tensioner keep the mean tension), the torque the
+  pulley can carry is
+
+      Q_max = r (T_t + T_s - 2 m'v^2) (e^{mu theta} - 1) / (e^{mu theta} + 1),
+
+  and the slip margin is ``Q_max - |Q|`` [N m]; a pulley whose margin is not positive (or
+  whose slack side has lost its tension) is flagged;
+* the crank torque [N m] and power [W].
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..model.outputs import pulley_output_name, span_output_name, spans
+from ..units import RPM
+
+
+@dataclass(frozen=True)
+class PulleyPoint:
+    """One pulley at the operating point (module docstring)."""
+
+    name: str
+    role: str
+    speed: float  # [rad/s], running direction
+    hub_force_x: float  # [N]
+    hub_force_y: float  # [N]
+    hub_force: float  # [N]
+    wrap_angle: float  # [rad]
+    torque: float  # [N m]: > 0 a load the belt drives, < 0 the crank driving the belt
+    effective_mu: float  # [-]
+    slip_arc: float  # [rad]
+    capacity: float  # Q_max [N m]
+    margin: float  # Q_max - |Q| [N m]
+
+    @property
+    def flagged(self) -> bool:
+        """No slip margin: gross slip at (or beyond) this operating point."""
+        return not (self.margin > 0.0 and self.slip_arc < self.wrap_angle)
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """The steady running state of a drive (module docstring). ``drive`` is the
+    :class:`~belt_fmu.model.system.BeltDrive` holding that state."""
+
+    drive: object
+    rpm: float
+    water_pump_torque: float  # [N m]
+    belt_speed: float  # [m/s] cord line speed at the crank
+    centrifugal_tension: float  # m' v^2 [N]
+    span_names: tuple[str, ...]  # "a -> b" in travel order
+    span_tension: np.ndarray  # [N]
+    pulleys: tuple[PulleyPoint, ...]
+    arm_angle: float | None  # [rad], absolute (None: no tensioner)
+    arm_angle_rel: float | None  # [rad], from the installed angle
+    spring_torque: float | None  # [N m], magnitude, into the belt
+    crank_torque: float  # [N m], against the crank's rotation
+    crank_power: float  # [W]
+
+    @property
+    def layout(self):
+        return self.drive.layout
+
+    @property
+    def flagged(self) -> list[str]:
+        return [p.name for p in self.pulleys if p.flagged]
+
+
+def capstan(tight: float, slack: float, centrifugal: float, mu: float, wrap: float, radius: float):
+    """(slip arc [rad], torque capacity Q_max [N m]) of a wrap (module docstring)."""
+    a, b = tight - centrifugal, slack - centrifugal
+    e = math.exp(mu * wrap)
+    capacity = radius * (a + b) * (e - 1.0) / (e + 1.0)
+    if b <= 0.0:
+        return math.inf, capacity
+    return math.log(max(a, b) / b) / mu, capacity
+
+
+def operating_point(layout, rpm: float, water_pump_torque: float = 0.0, settle_time: float | None = None,
+                    drive=None) -> OperatingPoint:
+    """The operating point of ``layout`` at crank speed ``rpm`` [rpm] and water-pump torque
+    [N m]: the drive reset to its steady running state (``settle_time`` [s] of dynamic
+    relaxation, default :data:`belt_fmu.model.system.SETTLE_TIME`). ``drive``: a
+    :class:`BeltDrive` of ``layout`` to reuse (its kernels are compiled, its buffers reused)."""
+    from ..model.system import SETTLE_TIME, BeltDrive
+    from ..model.tensioner import spring_torque
+
+    if drive is None:
+        drive = BeltDrive(layout)
+    drive.reset(rpm * RPM, water_pump_torque, SETTLE_TIME if settle_time is None else settle_time)
+    out = drive.outputs()
+    names = [p.name for p in layout.pulleys]
+    pairs = spans(names)
+    tension = np.array([out[span_output_name("span_tension", a, b)] for a, b in pairs])
+    params = drive.parameters
+    crank = layout.crank_index
+    radii = params.pulleys["radius"]
+    belt_speed = rpm * RPM * radii[crank]
+    centrifugal = layout.belt.mass_per_length_kg_per_m * belt_speed ** 2
+    path = drive.current_path()
+    speeds = np.array([out[pulley_output_name("speed", p.name)] for p in layout.pulleys])
+    torques = drive.load_torques(speeds, water_pump_torque)
+    torques[crank] = -out["crank_torque"]
+    pulleys = []
+    for j, pulley in enumerate(layout.pulleys):
+        mean = 0.5 * (tension[j - 1] + tension[j])
+        torque = float(torques[j])
+        half = 0.5 * abs(torque) / radii[j]
+        mu = float(params.pulleys[j]["effective_mu"])
+        arc, capacity = capstan(mean + half, mean - half, centrifugal, mu, path.wrap_angle[j], radii[j])
+        pulleys.append(PulleyPoint(
+            pulley.name, pulley.role, out[pulley_output_name("speed", pulley.name)],
+            out[pulley_output_name("hub_force_x", pulley.name)], out[pulley_output_name("hub_force_y", pulley.name)],
+            out[pulley_output_name("hub_force", pulley.name)], float(path.wrap_angle[j]), float(torque), mu,
+            float(arc), float(capacity), float(capacity - abs(torque))))
+    arm = rel = spring = None
+    if layout.tensioner is not None:
+        arm = out["tensioner_angle"]
+        rel = out["tensioner_angle_rel"]
+        spring = abs(float(spring_torque(params.tensioner[0], arm)))
+    crank_torque = out["crank_torque"]
+    return OperatingPoint(drive, rpm, water_pump_torque, belt_speed, centrifugal,
+                          tuple(f"{a} -> {b}" for a, b in pairs), tension, tuple(pulleys), arm, rel, spring,
+                          crank_torque, crank_torque * rpm * RPM)
+
+
+def report(point: OperatingPoint, table) -> str:
+    """The operating point as text tables; ``table(header, rows)`` formats one table."""
+    lines = [f"operating point: crank {point.rpm:g} rpm, water-pump torque {point.water_pump_torque:g} N.m",
+             f"belt speed {point.belt_speed:.4g} m/s, centrifugal tension m'v^2 {point.centrifugal_tension:.4g} N",
+             "", "free spans, in belt travel order:",
+             table(["span", "tension [N]"], [[name, f"{t:.1f}"] for name, t in zip(point.span_names,
+                                                                                    point.span_tension)]),
+             "", "pulleys:"]
+    rows = []
+    for p in point.pulleys:
+        rows.append([p.name, p.role, f"{p.speed:.2f}", f"{p.hub_force_x:.1f}", f"{p.hub_force_y:.1f}",
+                     f"{p.hub_force:.1f}", f"{math.degrees(p.wrap_angle):.1f}", f"{p.torque:.3g}",
+                     f"{p.effective_mu:.3g}",
+                     "all" if not math.isfinite(p.slip_arc) else f"{math.degrees(p.slip_arc):.1f}",
+                     f"{p.capacity:.3g}", f"{p.margin:.3g}", "NO MARGIN" if p.flagged else "ok"])
+    lines.append(table(["pulley", "role", "speed [rad/s]", "hub Fx [N]", "hub Fy [N]", "hub |F| [N]", "wrap [deg]",
+                        "torque [N.m]", "mu_eff", "slip arc [deg]", "capacity [N.m]", "margin [N.m]", "slip"],
+                       rows))
+    lines.append("")
+    if point.arm_angle is not None:
+        lines.append(f"tensioner arm: angle {point.arm_angle:.5g} rad ({math.degrees(point.arm_angle):.2f} deg), "
+                     f"{point.arm_angle_rel:+.4g} rad ({math.degrees(point.arm_angle_rel):+.2f} deg) from installed; "
+                     f"spring torque {point.spring_torque:.4g} N.m")
+    lines.append(f"crank: torque {point.crank_torque:.4g} N.m, power {point.crank_power:.4g} W")
+    flagged = point.flagged
+    if flagged:
+        lines.append(f"warning: no slip margin on {', '.join(flagged)}: the belt slips grossly there")
+    return "\n".join(lines)

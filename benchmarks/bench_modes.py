@@ -1,0 +1,62 @@
+"""Time the linear analysis: the modes of a drive at one speed, and a Campbell diagram.
+
+    python benchmarks/bench_modes.py [--layout FILE] [--rpm 800] [--count 12] [--speeds 40]
+                                     [--campbell-rpm 500:6000] [--workers N]
+
+Prints one ``key: value`` per line: layout, elements, the wall time of the operating point
+(reset and settling run), of the modes (linearization at each instant of the polygon period
+and eigenvalues), their sum, and the wall time of a Campbell diagram of ``--speeds`` speeds on
+``--workers`` local processes (default: the available cores). The kernels are compiled (and
+the worker pool's cache warmed) before timing.
+"""
+from __future__ import annotations
+
+import argparse
+import time
+
+from belt_fmu import load_layout
+from belt_fmu.analysis.campbell import campbell
+from belt_fmu.analysis.modes import modes
+from belt_fmu.analysis.operating_point import operating_point
+from belt_fmu.sweep import default_workers
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--layout", help="layout TOML file (default: the built-in layout)")
+    parser.add_argument("--rpm", type=float, default=800.0, help="crank speed of the single analysis [rpm]")
+    parser.add_argument("--count", type=int, default=12, help="modes per speed (default: %(default)s)")
+    parser.add_argument("--speeds", type=int, default=40, help="speeds of the Campbell diagram (default: %(default)s)")
+    parser.add_argument("--campbell-rpm", default="500:6000", metavar="START:STOP",
+                        help="speed range of the Campbell diagram [rpm] (default: %(default)s)")
+    parser.add_argument("--workers", type=int, help="worker processes (default: the available cores)")
+    args = parser.parse_args(argv)
+    layout = load_layout(args.layout)
+    start, stop = (float(x) for x in args.campbell_rpm.split(":"))
+    workers = args.workers or default_workers()
+
+    point = operating_point(layout, args.rpm)  # compiles the kernels
+    modes(point, args.count)
+    begin = time.perf_counter()
+    point = operating_point(layout, args.rpm, drive=point.drive)
+    middle = time.perf_counter()
+    found = modes(point, args.count)
+    end = time.perf_counter()
+    print(f"layout: {layout.source}")
+    print(f"elements: {layout.belt.n_elements}")
+    print(f"modes found: {len(found)} at {args.rpm:g} rpm, lowest {found.frequencies[0]:.2f} Hz")
+    print(f"operating point wall time: {middle - begin:.3g} s")
+    print(f"modes wall time: {end - middle:.3g} s")
+    print(f"one speed wall time: {end - begin:.3g} s (operating point + modes)")
+
+    rpms = [start + (stop - start) * k / max(1, args.speeds - 1) for k in range(args.speeds)]
+    begin = time.perf_counter()
+    result = campbell(layout, rpms, [2.0, 4.0], args.count, workers=workers)
+    wall = time.perf_counter() - begin
+    print(f"campbell: {args.speeds} speeds x {args.count} modes on {workers} process(es), "
+          f"{len(result.failures)} failed, {len(result.crossings)} crossings")
+    print(f"campbell wall time: {wall:.3g} s (worker start-up included)")
+
+
+if __name__ == "__main__":
+    main()
