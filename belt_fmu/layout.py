@@ -59,6 +59,8 @@ BELT_LENGTH_KEYS = ("pretension_N", "unstretched_length_m")
 #: friction laws a layout may name (belt_fmu.model.friction implements them)
 FRICTION_LAWS = ("creep_polynomial", "tanh", "bristle", "dahl", "lugre", "gms")
 GMS_MAX_ELEMENTS = 8  # Maxwell-slip elements per contact at most
+#: fidelity levels a layout may select (belt_fmu.model.system.make_drive builds them)
+MODELS = ("discretized", "lumped")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,11 +234,13 @@ NON_NEGATIVE = _Real(ge=0.0)
 
 @dataclass(frozen=True, kw_only=True)
 class Drive:
-    """``[drive]``: name, crankshaft rotation sense and the pulley whose hub load is reported."""
+    """``[drive]``: name, crankshaft rotation sense, the pulley whose hub load is reported and
+    the model (fidelity level) that runs the drive."""
 
     name: str = _key(_Text(), "belt drive")  # free text
     crank_rotation: str = _key(_Choice(("ccw", "cw")), "ccw")  # crankshaft sense in the drawing
     headline_pulley: str | None = _key(_Name(), None)  # None: see Layout.headline_pulley_name
+    model: str = _key(_Choice(MODELS), "discretized")  # fidelity level: which model runs the drive
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .files import atomic_write
 from .layout import Layout, load_layout
-from .model.system import BeltDrive
+from .model.system import BeltDrive, make_drive
 from .units import RPM
 
 Signal = Union[float, Callable[[float], float]]
@@ -95,7 +95,8 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
     Give the crank speed either as ``crank_speed`` [rad/s] (number or function of time t [s])
     or as constant ``rpm``. ``water_pump_torque`` [N m] likewise. Outputs are sampled every
     ``output_interval`` [s] up to ``t_end`` [s]; ``progress(t)`` is called after each.
-    ``drive`` reuses an already built :class:`BeltDrive` of the same layout.
+    ``drive`` reuses an already built :class:`BeltDrive` of the same layout. The layout's
+    ``[drive] model`` selects the model (:func:`belt_fmu.model.system.make_drive`).
     """
     if (crank_speed is None) == (rpm is None):
         raise ValueError("give exactly one of crank_speed [rad/s] and rpm")
@@ -112,7 +113,7 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
     if drive is None:
         if not isinstance(layout, Layout):
             layout = load_layout(layout)
-        drive = BeltDrive(layout)
+        drive = make_drive(layout)
     kwargs = {} if settle_time is None else {"settle_time": settle_time}
     drive.reset(crank(0.0), torque(0.0), **kwargs)
 

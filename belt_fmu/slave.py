@@ -12,8 +12,9 @@ Variables (SI units; names, units and descriptions in modelDescription.xml):
   ``bearing_force``, ``crank_torque``, hub forces, span tensions, speeds, slip) and
   ``water_pump_speed``;
 * parameters :data:`PARAMETERS` (variability fixed: set them before initialization ends):
-  the physically meaningful layout values and the structural ``n_elements`` and
-  ``friction_law``; the layout file gives their start values.
+  the physically meaningful layout values and the structural ``n_elements``,
+  ``friction_law`` and ``model`` (the fidelity level: ``discretized`` or ``lumped``, same
+  outputs); the layout file gives their start values.
 
 FMI status codes. The slave never raises once PythonFMU has created it: PythonFMU 0.7.0
 releases a raising slave's Python objects, and releases them again when the instance is
@@ -56,7 +57,7 @@ from . import layout as layout_module
 from .layout import LayoutError, load_layout_data
 from .model.initialization import InitializationError
 from .model.outputs import output_specs
-from .model.system import CRANK_SPEED_RANGE, WATER_PUMP_TORQUE_RANGE, BeltDrive, DivergenceError
+from .model.system import CRANK_SPEED_RANGE, WATER_PUMP_TORQUE_RANGE, BeltDrive, DivergenceError, make_drive
 
 LAYOUT_RESOURCE = "layout.json"
 INPUTS_RESOURCE = "inputs.json"  # start values of the inputs, chosen at build time
@@ -121,6 +122,8 @@ PARAMETERS = (
     Parameter("friction_law", "friction", "law", "",
               "friction law (structural): creep_polynomial, tanh, bristle, dahl, lugre or gms",
               str),
+    Parameter("model", "drive", "model", "",
+              "fidelity level (structural): discretized (beam-element belt) or lumped (rotational model)", str),
 )
 
 _VARIABLE = {float: Real, int: Integer, str: String}
@@ -405,7 +408,7 @@ class BeltDriveSlave(Fmi2Slave):
             return
         try:
             drive = self.drive if self.drive is not None and self._started_with[0] == parameters else None
-            drive = drive or BeltDrive(self._layout())
+            drive = drive or make_drive(self._layout())
             drive.reset(*inputs)
         except (LayoutError, InitializationError, ValueError, DivergenceError) as err:
             self.drive, self._started_with = None, None
@@ -494,7 +497,7 @@ class BeltDriveSlave(Fmi2Slave):
             return "the state's model data holds non-finite values", None, None
         same = all(getattr(self, p.name) == parameters[p.name] for p in self.parameters)
         try:
-            drive = self.drive if self.drive is not None and same else BeltDrive(self._layout(parameters))
+            drive = self.drive if self.drive is not None and same else make_drive(self._layout(parameters))
         except (LayoutError, ValueError) as err:
             return f"the state's parameters do not make a valid drive: {err}", None, None
         if values.size != drive.get_state().size:

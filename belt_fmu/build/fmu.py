@@ -181,5 +181,8 @@ def warm_jit_cache(fmu: Path) -> None:
             "drive.reset(80.0, 1.0, settle_time=1e-3)\n"
             "drive.advance(1e-4, 80.0, 1.0)\n"
             "drive.evaluate_outputs()\n"
+            "lumped = importlib.import_module(slave.PACKAGE + '.model.lumped_system').LumpedDrive(layout)\n"
+            "lumped.reset(80.0, 1.0, settle_time=1e-3)\n"
+            "lumped.advance(1e-3, 80.0, 1.0)\n"
         )
         subprocess.run([sys.executable, "-c", code, str(resources / LAYOUT_RESOURCE)], check=True)

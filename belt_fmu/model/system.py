@@ -167,3 +167,14 @@ def check_inputs(crank_speed, water_pump_torque) -> None:
             raise ValueError(f"{name} must be a finite number, got {value!r}")
         if not low <= value <= high:
             raise ValueError(f"{name} = {value:.6g} {unit} is outside the allowed range [{low:g}, {high:g}] {unit}")
+
+
+def make_drive(layout):
+    """The model of ``layout`` its ``[drive] model`` selects: :class:`BeltDrive` (the
+    discretized belt) or :class:`belt_fmu.model.lumped_system.LumpedDrive` (the lumped
+    rotational model); both have the same interface and outputs."""
+    if layout.drive.model == "lumped":
+        from .lumped_system import LumpedDrive
+
+        return LumpedDrive(layout)
+    return BeltDrive(layout)

@@ -1,0 +1,517 @@
+"""The lumped rotational drive model: the second fidelity level, about 1000 times faster than the
+discretized belt.
+
+Degrees of freedom: the pulley rotations (the crank's speed is the input), the tensioner arm
+angle, and per belt segment its unstretched content. This is the classical rotational model
+of a front-end accessory drive (Hwang, Perkins and Ulsoy, "Rotational response and slip
+prediction of serpentine belt drive systems", ASME J. Vibration and Acoustics, 1994: pulleys
+and arm as rigid bodies, each span a longitudinal spring-damper, belt inertia only in the
+centrifugal tension) with the belt's creep and gross slip on every pulley instead of the
+no-slip kinematics of that paper:
+
+* **segments**: segment j is free span j (pulley j -> j + 1) and the wrap of pulley j + 1,
+  where the belt adheres at span j's strain (Grashof/Firbank creep theory: the belt runs onto
+  a pulley at its surface speed and creeps only on the exit arc). Its cord length ``G_j`` is
+  the span length plus that wrap arc, from the actual geometry (:mod:`belt_fmu.model.
+  geometry`'s tangent formula, the tensioner pulley at its arm angle), so the arm's
+  kinematics is exact. Its tension is Kelvin-Voigt, ``T_j = EA (G_j / U_j - 1) + c_a d/dt
+  (G_j / U_j)``, ``U_j`` its unstretched content;
+* **material flow**: belt material passes pulley j at the unstretched rate ``q_j``; the
+  segment's content follows ``dU_j/dt = q_j - q_(j+1)``. The belt runs onto pulley j at
+  ``v_j = q_j (1 + eps_(j-1))``; ``v_j - R_j w_j`` is the gross slip on that pulley (belt
+  faster than the pulley surface positive). With no gross slip this is Grashof/Firbank creep:
+  a driven pulley turns slower than the belt by ``(T_tight - T_slack) / (EA + T_tight)``;
+* **capstan** (Simscape Belt Pulley (MathWorks), seed 001: the Euler-Eytelwein equation with
+  centrifugal force and a velocity-dependent coefficient): the belt over a wrap is massless,
+  so the friction it transmits is the difference of its end tensions, and
+
+      T_out - m' v^2 = (T_in - m' v^2) exp(mu_s(v_slip) theta)
+
+  with the wrap angle theta from the geometry and mu_s the friction law's coefficient at the
+  gross slip velocity, odd in it, capped by the effective coefficient ``mu / sin(phi/2)``
+  (the poly-V wedge). Below the cap the belt creeps elastically; a load beyond it makes the
+  pulley slip grossly. For the laws with velocity dependence (tanh, creep_polynomial and the
+  Stribeck curve of LuGre and GMS) mu_s is theirs; the bristle and Dahl laws are Coulomb in
+  steady sliding and are regularized like tanh with :data:`STICK_VELOCITY`;
+* **pulleys**: load torques (the water-pump input, the accessory tables) and bearing damping
+  as in the discretized model (:func:`belt_fmu.model.drive.accelerate_pulleys`), the belt's
+  torque ``R (T_out - T_in)``;
+* **tensioner**: spring, viscous damping, asymmetric Coulomb friction and stops from the
+  TENSIONER record and kernels (:mod:`belt_fmu.model.tensioner`), loaded by the belt's hub
+  force ``(T_in - m'v^2) u_in + (T_out - m'v^2) u_out``.
+
+Integration: the span springs are stiff against the small pulleys (an idler on a short span:
+above 1 kHz) and the friction regularization stiffer still, so each step is implicit where it
+matters: the arm's rate with the belt's stiffness linearized (its Coulomb friction solved as
+in :func:`belt_fmu.model.friction.implicit_friction`), then one Gauss-Seidel sweep over the
+pulleys in which each pulley's flow q_j, speed and friction solve the end-of-step capstan
+equation with its two spans' tensions implicit in q_j (a scalar, monotone equation, by
+bracketed Newton). Outputs come from the same output registry as the discretized model's
+(:mod:`belt_fmu.model.outputs`).
+"""
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from .drive import accelerate_pulleys
+from .friction import (LAW_CREEP_POLYNOMIAL, LAW_GMS, LAW_LUGRE, LAW_TANH, friction_coefficient, implicit_friction,
+                       stribeck, stribeck_slope)
+from .outputs import (BEARING_FORCE, BELT_SPEED, CRANK_TORQUE, HUB_FORCE, HUB_FORCE_X, HUB_FORCE_Y, PULLEY_BLOCK,
+                      PULLEY_STRIDE, SLIP, SPAN_STRIDE, SPAN_TENSION, SPEED, TENSIONER_ANGLE, TENSIONER_ANGLE_REL)
+from .tensioner import arm_pulley_center, arm_torque
+
+#: [m/s] regularization of the Coulomb laws (bristle, Dahl) in steady sliding: tanh(4 v / v)
+#: reaches 0.999 of the coefficient at this gross slip velocity (seed 001's velocity threshold)
+STICK_VELOCITY = 1.0e-3
+#: [s] time step: accuracy bound, not stability (the stiff parts are implicit): 20 steps per
+#: period at 100 Hz, above the firing frequencies of automotive engines below 3000 rpm
+MAX_STEP = 5.0e-4
+TWO_PI = 2.0 * math.pi
+#: [m/s] the flows' solution accuracy: over a step it misplaces 5e-13 m of belt between two
+#: segments (micronewtons of tension), and the belt's total content is conserved exactly
+#: (each flow leaves one segment and enters the next)
+FLOW_TOLERANCE = 1.0e-9
+OK = 0
+NOT_FINITE = 1
+SLACK = 2
+
+#: The lumped belt (one record).
+LUMPED_BELT = np.dtype(
+    [
+        ("axial_stiffness", "f8"),  # EA [N]
+        ("axial_damping", "f8"),  # Kelvin-Voigt c_a [N s]
+        ("mass_per_length", "f8"),  # m' [kg/m]
+        ("unstretched_length", "f8"),  # total unstretched cord length [m]
+        ("max_coefficient_ratio", "f8"),  # largest friction coefficient / mu of the law (static ratio) [-]
+    ]
+)
+
+#: the state vector y of the lumped model: (name, size in pulleys p or fixed, meaning)
+LUMPED_STATE_LAYOUT = (
+    ("theta", "p", "pulley rotation angles [rad], CCW"),
+    ("omega", "p", "pulley angular velocities [rad/s], CCW"),
+    ("arm", 2, "tensioner arm angle psi [rad] (polar angle of the pulley centre about the pivot, CCW) and rate"),
+    ("content", "p", "unstretched belt content U_j of segment j (span j and the wrap of pulley j+1) [m]"),
+    ("flow", "p", "unstretched belt flow q_j past pulley j, in the travel direction [m/s]"),
+)
+#: the work buffer: geometry and diagnostics of the last step, scratch
+LUMPED_WORK_LAYOUT = (
+    ("tension", "p", "axial force of segment j, its span's tension [N]"),
+    ("segment_length", "p", "cord length G_j of segment j: span j plus the wrap of pulley j+1 [m]"),
+    ("segment_rate", "p", "dG_j/dt [m/s]"),
+    ("span_length", "p", "free length of span j [m]"),
+    ("depart", "p", "polar angle where the belt leaves pulley j [rad]"),
+    ("arrive", "p", "polar angle where the belt arrives on pulley j [rad]"),
+    ("wrap", "p", "wrap angle of pulley j [rad]"),
+    ("reference", "p", "installed departure angle of pulley j [rad]: where segment j - 1 ends and j begins"),
+    ("direction_x", "p", "unit vector of span j, travel direction, x"),
+    ("direction_y", "p", "... y"),
+    ("centrifugal", "p", "m' v^2 of segment j [N]"),
+    ("slip", "p", "gross slip on pulley j, belt minus pulley surface speed, travel direction [m/s]"),
+    ("predicted", "p", "scratch: segment j's end-of-step tension without flow [N]"),
+    ("compliance", "p", "scratch: its decrease per unit net outflow [N s/m]"),
+    ("hub_force", ("p", 2), "force of the belt on each pulley [N]"),
+    ("centers", ("p", 2), "current pulley centres [m]"),
+    ("center_velocity", ("p", 2), "their velocities [m/s]"),
+    ("arm_work", 1, "scratch of the arm's and loads' friction solves"),
+)
+
+LumpedState = namedtuple("LumpedState", [name for name, _, _ in LUMPED_STATE_LAYOUT])
+LumpedWork = namedtuple("LumpedWork", [name for name, _, _ in LUMPED_WORK_LAYOUT])
+
+
+def _sizes(layout, p: int) -> list[int]:
+    out = []
+    for _, extent, _ in layout:
+        extent = extent if isinstance(extent, tuple) else (extent,)
+        out.append(int(np.prod([p if e == "p" else e for e in extent])))
+    return out
+
+
+def buffer_sizes(p: int) -> tuple[int, int]:
+    """Sizes of the lumped state vector and work buffer for p pulleys (from the tables)."""
+    return sum(_sizes(LUMPED_STATE_LAYOUT, p)), sum(_sizes(LUMPED_WORK_LAYOUT, p))
+
+
+def offsets(layout, p: int) -> np.ndarray:
+    """Start of each view of ``layout`` in its buffer, the size last."""
+    return np.concatenate([[0], np.cumsum(_sizes(layout, p))]).astype(np.int64)
+
+
+@njit(cache=True)
+def _view(buffer, starts, i):
+    return buffer[starts[i]:starts[i + 1]]
+
+
+@njit(cache=True)
+def _pairs(buffer, starts, i, p):
+    return buffer[starts[i]:starts[i + 1]].reshape((p, 2))
+
+
+@njit(cache=True)
+def unpack(y, work, so, wo, p):
+    """Named views (:class:`LumpedState`, :class:`LumpedWork`) of the flat buffers at the
+    offsets ``so`` and ``wo`` generated from the tables (:func:`offsets`), in table order
+    (fmu_tests/test_lumped.py checks that they tile the buffers with the tables' shapes)."""
+    s = LumpedState(_view(y, so, 0), _view(y, so, 1), _view(y, so, 2), _view(y, so, 3), _view(y, so, 4))
+    w = LumpedWork(_view(work, wo, 0), _view(work, wo, 1), _view(work, wo, 2), _view(work, wo, 3),
+                   _view(work, wo, 4), _view(work, wo, 5), _view(work, wo, 6), _view(work, wo, 7),
+                   _view(work, wo, 8), _view(work, wo, 9), _view(work, wo, 10), _view(work, wo, 11),
+                   _view(work, wo, 12), _view(work, wo, 13), _pairs(work, wo, 14, p), _pairs(work, wo, 15, p),
+                   _pairs(work, wo, 16, p), _view(work, wo, 17))
+    return s, w
+
+
+# ------------------------------------------------------------------------------------ geometry
+@njit(cache=True, inline="always")
+def update_span(p, w, a):
+    """Geometry of span a (pulley a -> a + 1) at the current centres ``w.centers``: its
+    departure and arrival angles, length and direction, by the tangent formula of
+    :mod:`belt_fmu.model.geometry` (Scania thesis (Vahedi 2012) app. 12.1, generalized):
+    the belt leaves a at ``alpha = atan2(d) - s_a acos(k / D)``, ``k = rho_a - s_a s_b rho_b``,
+    and arrives on b at alpha (open span) or alpha + pi (cross span); length sqrt(D^2 - k^2)."""
+    n = p.pulleys.shape[0]
+    b = a + 1 if a + 1 < n else 0
+    pa = p.pulleys[a]
+    pb = p.pulleys[b]
+    dx = w.centers[b, 0] - w.centers[a, 0]
+    dy = w.centers[b, 1] - w.centers[a, 1]
+    dist2 = dx * dx + dy * dy
+    dist = np.sqrt(dist2)
+    k = pa.radius - pa.sense * pb.sense * pb.radius
+    alpha = np.arctan2(dy, dx) - pa.sense * np.arccos(min(max(k / dist, -1.0), 1.0))
+    length = np.sqrt(max(dist2 - k * k, 0.0))
+    w.span_length[a] = length
+    w.depart[a] = alpha
+    w.arrive[b] = alpha if pa.sense == pb.sense else alpha + np.pi
+    # travel direction: the tangent of pulley a's wrap sense at the departure point
+    w.direction_x[a] = -pa.sense * np.sin(alpha)
+    w.direction_y[a] = pa.sense * np.cos(alpha)
+
+
+@njit(cache=True, inline="always")
+def update_segments(p, w, dt):
+    """Wrap angles and segment lengths G_j from the span geometry; ``w.segment_rate`` from
+    the change over ``dt`` (0: no rate).
+
+    Segment j runs from the installed departure point of pulley j (``w.reference``) to that
+    of pulley j + 1: span j, the arc by which pulley j's departure point has moved, and the
+    wrap of pulley j + 1 up to its installed departure point. Measured so, a moved pulley
+    changes each segment by the projection of its displacement on the segment's span (the
+    arcs at the span's both ends go with it), so the hub forces along the spans are the
+    forces of the segments' tensions (seed 000 eq. 12.23) and the belt's coupling to the arm
+    is conservative."""
+    n = p.pulleys.shape[0]
+    for j in range(n):
+        wrap = p.pulleys[j].sense * (w.depart[j] - w.arrive[j])
+        w.wrap[j] = wrap - TWO_PI * np.floor(wrap / TWO_PI)
+    for j in range(n):
+        b = j + 1 if j + 1 < n else 0
+        moved = p.pulleys[j].sense * (w.depart[j] - w.reference[j])
+        moved -= TWO_PI * np.floor(moved / TWO_PI + 0.5)  # in [-pi, pi)
+        arc = p.pulleys[b].sense * (w.reference[b] - w.arrive[b])
+        arc -= TWO_PI * np.floor(arc / TWO_PI)
+        g = w.span_length[j] + p.pulleys[j].radius * moved + p.pulleys[b].radius * arc
+        w.segment_rate[j] = (g - w.segment_length[j]) / dt if dt > 0.0 else 0.0
+        w.segment_length[j] = g
+
+
+@njit(cache=True, inline="always")
+def update_geometry(p, s, w, dt, full):
+    """Centres and path for the arm angle ``s.arm[0]``: every span if ``full``, else the two
+    spans of the tensioner pulley (the others do not move)."""
+    n = p.pulleys.shape[0]
+    for j in range(n):
+        w.centers[j, 0] = p.pulleys[j].x
+        w.centers[j, 1] = p.pulleys[j].y
+        w.center_velocity[j, 0] = 0.0
+        w.center_velocity[j, 1] = 0.0
+    t = p.roles[0].tensioner
+    if t >= 0:
+        arm_pulley_center(p.tensioner[0], s.arm, w.centers, w.center_velocity, t)
+    if full:
+        for a in range(n):
+            update_span(p, w, a)
+    elif t >= 0:
+        update_span(p, w, t - 1 if t > 0 else n - 1)
+        update_span(p, w, t)
+    else:
+        return
+    update_segments(p, w, dt)
+
+
+@njit(cache=True, inline="always")
+def hub_force(p, w, j):
+    """Force [N] of the belt on pulley j: effective tensions T - m'v^2 of its two spans along
+    them, away from the pulley (seed 000 eq. 12.23; Simscape Belt Pulley's force balance)."""
+    n = p.pulleys.shape[0]
+    i = j - 1 if j > 0 else n - 1
+    t_in = w.tension[i] - w.centrifugal[i]
+    t_out = w.tension[j] - w.centrifugal[j]
+    w.hub_force[j, 0] = -t_in * w.direction_x[i] + t_out * w.direction_x[j]
+    w.hub_force[j, 1] = -t_in * w.direction_y[i] + t_out * w.direction_y[j]
+
+
+# ------------------------------------------------------------------------------------ friction
+@njit(cache=True)
+def slip_coefficient(law, mu, slip, belt_speed):
+    """Friction coefficient mu_s at gross slip ``slip`` [m/s] (odd in it) and its derivative:
+    the law's steady velocity dependence (module docstring)."""
+    v = abs(slip)
+    sign = 1.0 if slip >= 0.0 else -1.0
+    if law.law == LAW_TANH or law.law == LAW_CREEP_POLYNOMIAL:
+        coef, slope = friction_coefficient(law, mu, v, belt_speed)
+        return sign * coef, slope
+    vt = STICK_VELOCITY / 4.0
+    th = np.tanh(v / vt)
+    dth = (1.0 - th * th) / vt
+    if law.law == LAW_LUGRE or law.law == LAW_GMS:
+        g = stribeck(law, mu, v)
+        dg = stribeck_slope(law, mu, v)
+        extra = law.lugre_viscous * slip if law.law == LAW_LUGRE else 0.0
+        return sign * g * th + extra, dg * th + g * dth + (law.lugre_viscous if law.law == LAW_LUGRE else 0.0)
+    return sign * mu * th, mu * dth
+
+
+@njit(cache=True)
+def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, strain_in, speed, inv_inertia, dt, guess):
+    """Flow q [m/s] past a pulley solving the end-of-step capstan equation (module docstring)
+
+        (T_out(q) - c) exp(-h/2) - (T_in(q) - c) exp(h/2) = 0,   h = theta mu_s(v_slip(q)),
+
+    with the spans' tensions T_out = t_out0 - a_out q and T_in = t_in0 + a_in q, the gross
+    slip v_slip = q (1 + eps_in) - r w(q) and the pulley's running speed after the belt's
+    torque w(q) = speed + dt r (T_out - T_in) / I (``inv_inertia`` 0 for the crank).
+    ``law`` is the FRICTION_LAW record, ``mu`` the pulley's effective coefficient, ``theta``
+    its wrap angle, ``c`` = m' v^2. The residual decreases in q: Newton's method from
+    ``guess``, kept inside the bracket of the points evaluated (widening it until the root is
+    enclosed). Returns (q, T_out - T_in, v_slip)."""
+    dv = (1.0 + strain_in) + dt * r * r * inv_inertia * (a_out + a_in)  # d v_slip / d q
+    width = (abs(t_out0 - t_in0) + 1.0) / (a_out + a_in)
+    lo = -np.inf
+    hi = np.inf
+    x = guess
+    for _ in range(80):
+        t_out = t_out0 - a_out * x
+        t_in = t_in0 + a_in * x
+        force = t_out - t_in
+        v = x * (1.0 + strain_in) - r * (speed + dt * r * force * inv_inertia)
+        m, dm = slip_coefficient(law, mu, v, x * (1.0 + strain_in))
+        e = np.exp(0.5 * theta * m)
+        residual = (t_out - c) / e - (t_in - c) * e
+        slope = -a_out / e - a_in * e - 0.5 * theta * dm * dv * ((t_out - c) / e + (t_in - c) * e)
+        if residual > 0.0:
+            lo = x
+        else:
+            hi = x
+        new = x - residual / slope if slope < 0.0 else np.nan
+        if not (lo < new < hi):  # also catches nan
+            if np.isfinite(lo) and np.isfinite(hi):
+                new = 0.5 * (lo + hi)
+            else:
+                new = x + width if residual > 0.0 else x - width
+                width *= 2.0
+        converged = abs(new - x) <= FLOW_TOLERANCE
+        x = new
+        if converged or hi - lo <= FLOW_TOLERANCE:
+            break
+    t_out = t_out0 - a_out * x
+    t_in = t_in0 + a_in * x
+    force = t_out - t_in
+    v = x * (1.0 + strain_in) - r * (speed + dt * r * force * inv_inertia)
+    return x, force, v
+
+
+# ------------------------------------------------------------------------------------ the parts
+@njit(cache=True, inline="always")
+def centrifugal_tensions(p, lb, s, w):
+    """m' v^2 of each segment, v its belt speed q (1 + eps) from its inflow."""
+    for j in range(s.content.shape[0]):
+        speed = s.flow[j] * w.segment_length[j] / s.content[j]
+        w.centrifugal[j] = lb.mass_per_length * speed * speed
+
+
+@njit(cache=True, inline="always")
+def advance_arm(p, lb, s, w, dt):
+    """The tensioner arm's step: the torque of :func:`belt_fmu.model.tensioner.arm_torque`
+    (belt hub load, spring, damper, stops) with the belt's stiffness and damping against the
+    arm taken implicitly (linearized: the spans' springs EA / U_j and dampers c_a / U_j on the
+    lever d L_j / d psi of the two spans at the tensioner pulley), and the asymmetric Coulomb
+    friction solved implicitly as :func:`belt_fmu.model.tensioner.advance_arm` does."""
+    t = p.roles[0].tensioner
+    n = p.pulleys.shape[0]
+    tensioner = p.tensioner[0]
+    psi = s.arm[0]
+    rate = s.arm[1]
+    hub_force(p, w, t)
+    torque = arm_torque(tensioner, psi, rate, w.hub_force[t, 0], w.hub_force[t, 1])
+    # the pulley centre's velocity per unit arm rate
+    ex = -tensioner.arm_length * np.sin(psi)
+    ey = tensioner.arm_length * np.cos(psi)
+    stiffness = 0.0
+    damping = 0.0
+    for a in (t - 1 if t > 0 else n - 1, t):
+        lever = w.direction_x[a] * ex + w.direction_y[a] * ey  # dL/dpsi, up to the sign
+        stiffness += lb.axial_stiffness / s.content[a] * lever * lever
+        damping += lb.axial_damping / s.content[a] * lever * lever
+    mass = tensioner.arm_inertia + dt * damping + dt * dt * stiffness
+    free_rate = (tensioner.arm_inertia * rate + dt * torque) / mass
+    away = free_rate * tensioner.spring_sense < 0.0
+    level = tensioner.friction_away if away else tensioner.friction_toward
+    _, rate = implicit_friction(p.arm_friction[0], level, 1.0, free_rate, 0.0, w.arm_work, w.arm_work, mass, dt,
+                                rate)
+    s.arm[1] = rate
+    s.arm[0] = psi + dt * rate
+
+
+@njit(cache=True, inline="always")
+def belt_flow(p, lb, s, w, dt):
+    """The belt's step: each segment's end-of-step tension without flow and its compliance to
+    flow, then one Gauss-Seidel sweep from the crank over the pulleys solving each one's
+    capstan equation (:func:`capstan_flow`) with its neighbours' latest flows; then the
+    segments' contents and tensions and the pulleys' speeds."""
+    pulleys = p.pulleys
+    n = pulleys.shape[0]
+    crank = p.roles[0].crank
+    ea = lb.axial_stiffness
+    ca = lb.axial_damping
+    for j in range(n):
+        g = w.segment_length[j]
+        u = s.content[j]
+        w.predicted[j] = ea * (g / u - 1.0) + ca * w.segment_rate[j] / u
+        w.compliance[j] = (ea * dt + ca) * g / (u * u)
+    law = p.friction[0]
+    for k in range(n):
+        j = crank + k if crank + k < n else crank + k - n
+        i = j - 1 if j > 0 else n - 1
+        nxt = j + 1 if j + 1 < n else 0
+        pulley = pulleys[j]
+        inv_inertia = 0.0 if j == crank else 1.0 / pulley.inertia
+        speed = pulley.sense * s.omega[j]
+        t_out0 = w.predicted[j] + w.compliance[j] * s.flow[nxt]
+        t_in0 = w.predicted[i] - w.compliance[i] * s.flow[i]
+        strain_in = w.segment_length[i] / s.content[i] - 1.0
+        q, force, slip = capstan_flow(law, pulley.effective_mu, w.wrap[j], pulley.radius, w.compliance[j],
+                                      w.compliance[i], t_out0, t_in0, w.centrifugal[i], strain_in, speed,
+                                      inv_inertia, dt, s.flow[j])
+        s.flow[j] = q
+        w.slip[j] = slip
+        if j != crank:
+            s.omega[j] = pulley.sense * (speed + dt * pulley.radius * force * inv_inertia)
+    for j in range(n):
+        nxt = j + 1 if j + 1 < n else 0
+        net = s.flow[j] - s.flow[nxt]
+        w.tension[j] = w.predicted[j] - w.compliance[j] * net
+        s.content[j] += dt * net
+
+
+@njit(cache=True, inline="always")
+def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
+    """One step of ``dt`` [s]: the arm, the geometry at its new angle, the pulleys' loads
+    (:func:`belt_fmu.model.drive.accelerate_pulleys`), the belt's flow and friction, the
+    rotations."""
+    centrifugal_tensions(p, lb, s, w)
+    if p.roles[0].tensioner >= 0:
+        advance_arm(p, lb, s, w, dt)
+        update_geometry(p, s, w, dt, False)
+    s.omega[p.roles[0].crank] = crank_omega
+    accelerate_pulleys(p, s, w, dt, water_pump_torque)
+    belt_flow(p, lb, s, w, dt)
+    for j in range(s.theta.shape[0]):
+        s.theta[j] += dt * s.omega[j]
+
+
+@njit(cache=True, inline="always")
+def health(p, lb, s, w):
+    """OK, NOT_FINITE, or SLACK (a segment holds more belt than its length: the lumped belt
+    has lost its tension entirely and cannot run)."""
+    for j in range(s.content.shape[0]):
+        if not (np.isfinite(s.content[j]) and np.isfinite(s.omega[j]) and np.isfinite(s.flow[j])
+                and np.isfinite(w.tension[j])):
+            return NOT_FINITE
+        if not s.content[j] > 0.0:
+            return NOT_FINITE
+    if not (np.isfinite(s.arm[0]) and np.isfinite(s.arm[1])):
+        return NOT_FINITE
+    return OK
+
+
+@njit(cache=True)
+def evaluate_outputs(p, lb, s, w, out):
+    """All outputs of :func:`belt_fmu.model.outputs.output_specs`, at their positions, into
+    ``out`` (SI units), from the state and the last step's tensions."""
+    pulleys = p.pulleys
+    roles = p.roles[0]
+    n = pulleys.shape[0]
+    crank = roles.crank
+    t = roles.tensioner
+    for j in range(n):
+        hub_force(p, w, j)
+    out[TENSIONER_ANGLE] = s.arm[0] if t >= 0 else 0.0
+    out[TENSIONER_ANGLE_REL] = s.arm[0] - p.tensioner[0].installed_angle if t >= 0 else 0.0
+    h = roles.headline
+    out[BEARING_FORCE] = np.sqrt(w.hub_force[h, 0] ** 2 + w.hub_force[h, 1] ** 2)
+    before = crank - 1 if crank > 0 else n - 1
+    out[CRANK_TORQUE] = pulleys[crank].radius * (w.tension[before] - w.tension[crank])
+    length = 0.0
+    travel = 0.0
+    for j in range(n):
+        travel += s.flow[j] * w.segment_length[j] * w.segment_length[j] / s.content[j]
+        length += w.segment_length[j]
+    out[BELT_SPEED] = travel / length
+    reference = pulleys[crank].sense * s.omega[crank] * pulleys[crank].radius
+    for j in range(n):
+        k = PULLEY_BLOCK + j * PULLEY_STRIDE
+        running = pulleys[j].sense * s.omega[j]
+        out[k + SPEED] = running
+        out[k + SLIP] = 1.0 - running * pulleys[j].radius / reference if reference != 0.0 else 0.0
+        out[k + HUB_FORCE_X] = w.hub_force[j, 0]
+        out[k + HUB_FORCE_Y] = w.hub_force[j, 1]
+        out[k + HUB_FORCE] = np.sqrt(w.hub_force[j, 0] ** 2 + w.hub_force[j, 1] ** 2)
+    for j in range(n):
+        out[PULLEY_BLOCK + n * PULLEY_STRIDE + j * SPAN_STRIDE + SPAN_TENSION] = w.tension[j]
+
+
+@njit(cache=True)
+def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, out):
+    """Entry from Python: ``n_steps`` steps of ``dt`` at constant inputs, then the outputs into
+    ``out``. Returns (status, steps taken); the state is checked every 64 steps and at the
+    end."""
+    n = p.pulleys.shape[0]
+    s, w = unpack(y, work, so, wo, n)
+    status = OK
+    taken = n_steps
+    for k in range(n_steps):
+        step(p, lb[0], s, w, dt, crank_omega, water_pump_torque)
+        if (k + 1) % 64 == 0 or k == n_steps - 1:
+            status = health(p, lb[0], s, w)
+            if status != OK:
+                taken = k + 1
+                break
+    evaluate_outputs(p, lb[0], s, w, out)
+    return status, taken
+
+
+@njit(cache=True)
+def report(y, work, so, wo, p, lb, out):
+    """Entry from Python: the outputs of the current state into ``out``."""
+    s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
+    evaluate_outputs(p, lb[0], s, w, out)
+
+
+@njit(cache=True)
+def place_geometry(y, work, so, wo, p, arm_angle, installed):
+    """Entry from Python: the full geometry at arm angle ``arm_angle`` into the work buffer
+    (segment rates zero); with ``installed``, that arm angle is the installed one and its
+    departure angles become the segments' ends (``w.reference``)."""
+    s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
+    s.arm[0] = arm_angle
+    update_geometry(p, s, w, 0.0, True)
+    if installed:
+        for j in range(w.reference.shape[0]):
+            w.reference[j] = w.depart[j]
+        update_segments(p, w, 0.0)
