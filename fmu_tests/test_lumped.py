@@ -164,7 +164,8 @@ def test_state_save_and_restore_is_exact():
 @pytest.mark.parametrize("law", ["tanh", "creep_polynomial", "bristle"])
 def test_torque_balance_and_creep(two_pulley_layout, law):
     """As the discretized model's test (test_two_pulley.py): (T1 - T2) R equals the load (the
-    lumped belt has no hysteresis, so within 0.01 %), the crank feels it, and the driven
+    lumped belt has no hysteresis: within 0.1 %, what remains of the wraps' settling after
+    0.1 s), the crank feels it, and the driven
     pulley's speed loss is Grashof/Firbank creep (T1 - T2)/(EA + T1) within 10 % (the
     regularized laws add a gross slip of about their threshold: 0.1 % of 10 m/s here)."""
     layout = dataclasses.replace(two_pulley_layout(law=law), drive=dataclasses.replace(
@@ -179,8 +180,8 @@ def test_torque_balance_and_creep(two_pulley_layout, law):
         rows.append((out["span_tension_driven_driver"], out["span_tension_driver_driven"], out["speed_driven"],
                      out["crank_torque"]))
     tight, slack, driven_speed, crank_torque = np.mean(rows, axis=0)
-    assert (tight - slack) * RADIUS == pytest.approx(load, rel=1e-4)
-    assert crank_torque == pytest.approx(load, rel=1e-4)
+    assert (tight - slack) * RADIUS == pytest.approx(load, rel=1e-3)
+    assert crank_torque == pytest.approx(load, rel=1e-3)
     assert tight == pytest.approx(800.0, rel=0.05) and slack == pytest.approx(300.0, rel=0.1)
     creep = 1.0 - driven_speed / CRANK
     assert creep == pytest.approx((tight - slack) / (EA + tight), rel=0.10)
@@ -243,17 +244,20 @@ def test_steady_state_agrees_with_the_discretized_model(pump_step, name):
         assert lumped_value == pytest.approx(discretized, rel=0.02)
 
 
-#: outputs whose step response follows the tensioner arm's first swing: the lumped arm
-#: overshoots 35-45 % more than the discretized one, whose belt also dissipates in its contact
-#: (radial) and transverse span damping and in the micro-slip of its creep arcs as the
-#: tensions swing; the lumped belt adheres without hysteresis below the capstan limit. Known
-#: gap (issue 11 closing note): strict, so closing it shows up.
-ARM_SWING = {"span_tension_crank_tensioner", "span_tension_tensioner_alternator", "span_tension_alternator_water_pump",
-             "hub_force_tensioner", "hub_force_alternator", "tensioner_angle"}
+#: outputs whose step response follows the tensioner arm's first swing: the lumped arm swings
+#: 13-20 % less than the discretized one (and the discretized tensioner's hub load, four nodes
+#: on its wrap, keeps a 3.5 % polygon offset after the step). The lumped spans are springs of
+#: their free length (Hwang, Perkins and Ulsoy 1994) and the belt on the wraps moves with the
+#: pulleys; the discretized belt also stretches over its wraps and moves transversely with
+#: the arm, a softer and heavier arm mode (its resonance under a firing-order irregularity
+#: lies at 1200 rpm, the lumped one's at 1400 rpm on this drive). Known gap (issue 11 closing
+#: note): strict, so closing it shows up.
+ARM_SWING = {"span_tension_crank_tensioner", "span_tension_tensioner_alternator", "hub_force_tensioner",
+             "tensioner_angle"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(
-    strict=True, reason="lumped belt lacks the discretized belt's contact, transverse and micro-slip damping"))
+    strict=True, reason="the lumped arm mode is stiffer: its first swing is 13-20 % smaller (ARM_SWING)"))
     if name in ARM_SWING else name for name in COMPARED])
 def test_step_response_peaks_agree_with_the_discretized_model(pump_step, name):
     """After the step: the extreme of each output's change within 10 % of the discretized
@@ -272,12 +276,12 @@ def test_step_response_peaks_agree_with_the_discretized_model(pump_step, name):
 
 
 # ------------------------------------------------------------------------------------ irregularity
-@pytest.mark.parametrize("rpm", [pytest.param(600.0, marks=pytest.mark.xfail(
-    strict=True, reason="below the arm resonance the lumped arm moves 60-70 % more: its segment springs include "
-                        "the wrapped belt, so its arm mode lies 8 % lower (issue 11 closing note)")), 2000.0, 2500.0])
+@pytest.mark.parametrize("rpm", [pytest.param(700.0, marks=pytest.mark.xfail(
+    strict=True, reason="below the arm resonance the lumped arm moves 16-25 % less: its arm mode lies higher, "
+                        "1400 against 1200 rpm (ARM_SWING; issue 11 closing note)")), 2000.0, 2500.0])
 def test_tensioner_amplitude_under_a_firing_order_irregularity(rpm):
     """Second-order crank speed irregularity of +-20 rpm at speeds away from the arm resonance
-    (discretized: 1200 rpm, 40 Hz; lumped: 1100 rpm, 37 Hz): the tensioner amplitude over the
+    (discretized: 1200 rpm, 40 Hz; lumped: 1400 rpm, 47 Hz): the tensioner amplitude over the
     last 0.1 s agrees with the discretized model's within 15 %."""
     mean = rpm * RPM
     amplitude = 20.0 * RPM

@@ -102,19 +102,22 @@ LUMPED_STATE_LAYOUT = (
     ("theta", "p", "pulley rotation angles [rad], CCW"),
     ("omega", "p", "pulley angular velocities [rad/s], CCW"),
     ("arm", 2, "tensioner arm angle psi [rad] (polar angle of the pulley centre about the pivot, CCW) and rate"),
-    ("content", "p", "unstretched belt content U_j of segment j (span j and the wrap of pulley j+1) [m]"),
-    ("flow", "p", "unstretched belt flow q_j past pulley j, in the travel direction [m/s]"),
+    ("content", "p", "unstretched belt content S_j of span j [m]"),
+    ("flow", "p", "unstretched belt flow q_j onto pulley j (from span j - 1), travel direction [m/s]"),
+    ("wrap_content", "p", "unstretched belt W_j held on pulley j's installed wrap arc [m]"),
 )
 #: the work buffer: geometry and diagnostics of the last step, scratch
 LUMPED_WORK_LAYOUT = (
     ("tension", "p", "axial force of segment j, its span's tension [N]"),
-    ("segment_length", "p", "cord length G_j of segment j: span j plus the wrap of pulley j+1 [m]"),
+    ("segment_length", "p", "spring length G_j of span j: its free length and the shifts of its ends [m]"),
     ("segment_rate", "p", "dG_j/dt [m/s]"),
     ("span_length", "p", "free length of span j [m]"),
     ("depart", "p", "polar angle where the belt leaves pulley j [rad]"),
     ("arrive", "p", "polar angle where the belt arrives on pulley j [rad]"),
     ("wrap", "p", "wrap angle of pulley j [rad]"),
-    ("reference", "p", "installed departure angle of pulley j [rad]: where segment j - 1 ends and j begins"),
+    ("reference", "p", "installed departure angle of pulley j [rad]"),
+    ("reference_arrive", "p", "installed arrival angle on pulley j [rad]"),
+    ("wrap_rate", "p", "dW_j/dt this step [m/s]"),
     ("direction_x", "p", "unit vector of span j, travel direction, x"),
     ("direction_y", "p", "... y"),
     ("centrifugal", "p", "m' v^2 of segment j [N]"),
@@ -165,12 +168,14 @@ def unpack(y, work, so, wo, p):
     """Named views (:class:`LumpedState`, :class:`LumpedWork`) of the flat buffers at the
     offsets ``so`` and ``wo`` generated from the tables (:func:`offsets`), in table order
     (fmu_tests/test_lumped.py checks that they tile the buffers with the tables' shapes)."""
-    s = LumpedState(_view(y, so, 0), _view(y, so, 1), _view(y, so, 2), _view(y, so, 3), _view(y, so, 4))
+    s = LumpedState(_view(y, so, 0), _view(y, so, 1), _view(y, so, 2), _view(y, so, 3), _view(y, so, 4),
+                    _view(y, so, 5))
     w = LumpedWork(_view(work, wo, 0), _view(work, wo, 1), _view(work, wo, 2), _view(work, wo, 3),
                    _view(work, wo, 4), _view(work, wo, 5), _view(work, wo, 6), _view(work, wo, 7),
                    _view(work, wo, 8), _view(work, wo, 9), _view(work, wo, 10), _view(work, wo, 11),
-                   _view(work, wo, 12), _view(work, wo, 13), _view(work, wo, 14), _pairs(work, wo, 15, p),
-                   _pairs(work, wo, 16, p), _pairs(work, wo, 17, p), _view(work, wo, 18))
+                   _view(work, wo, 12), _view(work, wo, 13), _view(work, wo, 14), _view(work, wo, 15),
+                   _view(work, wo, 16), _pairs(work, wo, 17, p), _pairs(work, wo, 18, p), _pairs(work, wo, 19, p),
+                   _view(work, wo, 20))
     return s, w
 
 
@@ -203,29 +208,38 @@ def update_span(p, w, a):
 
 @njit(cache=True, inline="always")
 def update_segments(p, w, dt):
-    """Wrap angles and segment lengths G_j from the span geometry; ``w.segment_rate`` from
-    the change over ``dt`` (0: no rate).
+    """Wrap angles and the spans' spring lengths G_j from the span geometry;
+    ``w.segment_rate`` from the change over ``dt`` (0: no rate).
 
-    Segment j runs from the installed departure point of pulley j (``w.reference``) to that
-    of pulley j + 1: span j, the arc by which pulley j's departure point has moved, and the
-    wrap of pulley j + 1 up to its installed departure point. Measured so, a moved pulley
-    changes each segment by the projection of its displacement on the segment's span (the
-    arcs at the span's both ends go with it), so the hub forces along the spans are the
-    forces of the segments' tensions (seed 000 eq. 12.23) and the belt's coupling to the arm
-    is conservative."""
+    The belt on a pulley's installed wrap arc (from its installed arrival to its installed
+    departure point, ``w.reference_arrive``, ``w.reference``) is held by the pulley
+    (``wrap_content``); span j's spring is its free length plus the arcs by which its two
+    ends have moved from their installed points (a moved end unwraps belt from the pulley
+    into the span or wraps it on). So a moved pulley changes each span's spring by the
+    projection of its displacement on the span (envelope of the tangent), the hub forces
+    along the spans are the forces of the spans' tensions (seed 000 eq. 12.23) and the
+    belt's coupling to the arm is conservative; and a span's stiffness is EA over its free
+    length, the span spring of Hwang, Perkins and Ulsoy (1994)."""
     n = p.pulleys.shape[0]
     for j in range(n):
         wrap = p.pulleys[j].sense * (w.depart[j] - w.arrive[j])
         w.wrap[j] = wrap - TWO_PI * np.floor(wrap / TWO_PI)
     for j in range(n):
         b = j + 1 if j + 1 < n else 0
-        moved = p.pulleys[j].sense * (w.depart[j] - w.reference[j])
-        moved -= TWO_PI * np.floor(moved / TWO_PI + 0.5)  # in [-pi, pi)
-        arc = p.pulleys[b].sense * (w.reference[b] - w.arrive[b])
-        arc -= TWO_PI * np.floor(arc / TWO_PI)
-        g = w.span_length[j] + p.pulleys[j].radius * moved + p.pulleys[b].radius * arc
+        left = p.pulleys[j].sense * (w.depart[j] - w.reference[j])
+        left -= TWO_PI * np.floor(left / TWO_PI + 0.5)  # in [-pi, pi)
+        right = p.pulleys[b].sense * (w.reference_arrive[b] - w.arrive[b])
+        right -= TWO_PI * np.floor(right / TWO_PI + 0.5)
+        g = w.span_length[j] + p.pulleys[j].radius * left + p.pulleys[b].radius * right
         w.segment_rate[j] = (g - w.segment_length[j]) / dt if dt > 0.0 else 0.0
         w.segment_length[j] = g
+
+
+@njit(cache=True)
+def installed_wrap(p, w, j):
+    """Length [m] of pulley j's installed wrap arc (cord line)."""
+    wrap = p.pulleys[j].sense * (w.reference[j] - w.reference_arrive[j])
+    return p.pulleys[j].radius * (wrap - TWO_PI * np.floor(wrap / TWO_PI))
 
 
 @njit(cache=True, inline="always")
@@ -338,8 +352,9 @@ def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, strain_in, sp
 @njit(cache=True, inline="always")
 def centrifugal_tensions(p, lb, s, w):
     """m' v^2 of each segment, v its belt speed q (1 + eps) from its inflow."""
-    for j in range(s.content.shape[0]):
-        speed = s.flow[j] * w.segment_length[j] / s.content[j]
+    n = s.content.shape[0]
+    for j in range(n):
+        speed = s.flow[j + 1 if j + 1 < n else 0] * w.segment_length[j] / s.content[j]
         w.centrifugal[j] = lb.mass_per_length * speed * speed
 
 
@@ -392,8 +407,19 @@ def belt_flow(p, lb, s, w, dt):
     ca = lb.axial_damping
     th = THETA
     for j in range(n):
+        # the belt on the wrap is replaced at the entry strain as it runs through, over the
+        # wrap's transit time (a first-order lag for that transport delay, exact over the step)
+        i = j - 1 if j > 0 else n - 1
+        strain_in = w.segment_length[i] / s.content[i] - 1.0
+        bank = installed_wrap(p, w, j)
+        target = bank / (1.0 + strain_in)
+        relax = 1.0 - np.exp(-abs(s.flow[j]) * (1.0 + strain_in) * dt / bank)
+        w.wrap_rate[j] = (target - s.wrap_content[j]) * relax / dt
+        s.wrap_content[j] += dt * w.wrap_rate[j]
+    for j in range(n):
         nxt = j + 1 if j + 1 < n else 0
-        s.content[j] += (1.0 - th) * dt * (s.flow[j] - s.flow[nxt])  # the old flows' share
+        # the old flows' share, and what the wrap of pulley j takes from the span leaving it
+        s.content[j] += (1.0 - th) * dt * (s.flow[j] - s.flow[nxt]) - dt * w.wrap_rate[j]
     for j in range(n):
         g = w.segment_length[j]
         u = s.content[j]
@@ -479,7 +505,7 @@ def evaluate_outputs(p, lb, s, w, out):
     length = 0.0
     travel = 0.0
     for j in range(n):
-        travel += s.flow[j] * w.segment_length[j] * w.segment_length[j] / s.content[j]
+        travel += s.flow[j + 1 if j + 1 < n else 0] * w.segment_length[j] * w.segment_length[j] / s.content[j]
         length += w.segment_length[j]
     out[BELT_SPEED] = travel / length
     reference = pulleys[crank].sense * s.omega[crank] * pulleys[crank].radius
@@ -533,4 +559,5 @@ def place_geometry(y, work, so, wo, p, arm_angle, installed):
     if installed:
         for j in range(w.reference.shape[0]):
             w.reference[j] = w.depart[j]
+            w.reference_arrive[j] = w.arrive[j]
         update_segments(p, w, 0.0)

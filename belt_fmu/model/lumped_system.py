@@ -96,6 +96,12 @@ class LumpedDrive:
         lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, arm_angle, False)
         return self.arrays["segment_length"].copy()
 
+    def _installed_wraps(self) -> np.ndarray:
+        """Cord length [m] of each pulley's installed wrap arc."""
+        a = self.arrays
+        wrap = self.geometry.senses * (a["reference"] - a["reference_arrive"])
+        return self.geometry.radii * np.mod(wrap, 2.0 * np.pi)
+
     def _hub_moment(self, arm_angle: float, effective: np.ndarray) -> float:
         """Moment [N m, CCW] about the pivot of the belt's force on the tensioner pulley for
         effective span tensions ``effective`` (T - m'v^2) at this arm angle."""
@@ -120,8 +126,11 @@ class LumpedDrive:
         loads = steady_load_torques(self.parameters, belt_speed / radii, water_pump_torque)
         offsets = span_tension_offsets(path, geom.crank, loads)
 
+        banks = self._installed_wraps()
+
         def content(arm_angle, tensions):
-            return float(np.sum(self._segments(arm_angle) / (1.0 + tensions / ea))) - total
+            strain = tensions / ea
+            return float(np.sum(self._segments(arm_angle) / (1.0 + strain) + banks / (1.0 + np.roll(strain, 1)))) - total
 
         if geom.tensioner < 0:
             def residual(level):
@@ -166,9 +175,10 @@ class LumpedDrive:
         segments = self._segments(psi)
         v, a = self.views, self.arrays
         v["arm"][:] = (psi, 0.0)
-        v["content"][:] = segments / (1.0 + tension / ea)
-        a["tension"][:] = tension
         strain = tension / ea
+        v["content"][:] = segments / (1.0 + strain)
+        v["wrap_content"][:] = self._installed_wraps() / (1.0 + np.roll(strain, 1))
+        a["tension"][:] = tension
         crank = geom.crank
         flow = abs(crank_speed) * geom.radii[crank] / (1.0 + strain[crank - 1])
         v["flow"][:] = flow
