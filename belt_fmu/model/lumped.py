@@ -236,7 +236,7 @@ def update_segments(p, w, dt):
         w.segment_length[j] = g
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def installed_wrap(p, w, j):
     """Length [m] of pulley j's installed wrap arc (cord line)."""
     wrap = p.pulleys[j].sense * (w.reference[j] - w.reference_arrive[j])
