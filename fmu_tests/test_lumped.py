@@ -294,11 +294,15 @@ def test_tensioner_amplitude_under_a_firing_order_irregularity(rpm):
 
 
 # ------------------------------------------------------------------------------------ engine start
-def test_engine_start_from_rest():
-    """Crank from 0 to 800 rpm in 0.3 s, then held: the lumped model stays finite, the arm
-    moves, and the crank slip (belt against the crank surface, 1 - v_belt / (R w), from the
-    outputs) is reported during the run-up and settles to the belt's creep at idle."""
-    layout = tensioner_drive("lumped")
+@pytest.mark.parametrize("model", ["lumped", "discretized"])
+def test_engine_start_from_rest(model):
+    """Crank from 0 to 800 rpm in 0.3 s, then held, from the drive at rest: each model stays
+    finite, the arm moves, and the crank slip (belt against the crank surface,
+    1 - v_belt / (R w), from the outputs) is reported during the run-up and settles to the
+    belt's creep at idle (within 1 %: the discretized belt's mean speed also carries its
+    polygon offset, 0.25 % here). Measured: lumped 0.46 % at most during the run-up,
+    discretized 2.5 %."""
+    layout = tensioner_drive(model)
     idle = 800 * RPM
     results = simulate(layout, crank_speed=lambda t: idle * min(t / 0.3, 1.0), t_end=0.5, output_interval=1e-3,
                        settle_time=0.0)
@@ -309,7 +313,7 @@ def test_engine_start_from_rest():
     moving = crank > 0.1 * idle
     crank_slip = 1.0 - results["belt_speed"][moving] / (radius * crank[moving])
     t = results["time"][moving]
-    print(f"crank slip during the run-up: max {crank_slip[t < 0.3].max():.4g}, at idle {crank_slip[-1]:.4g}")
+    print(f"{model}: crank slip during the run-up: max {crank_slip[t < 0.3].max():.4g}, at idle {crank_slip[-1]:.4g}")
     assert np.all(np.abs(crank_slip) < 0.05)
     assert abs(crank_slip[-1]) < 0.01
     assert np.ptp(results["tensioner_angle"]) > 1e-4
