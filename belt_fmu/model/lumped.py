@@ -1,26 +1,28 @@
-"""The lumped rotational drive model: the second fidelity level, about 1000 times faster than the
-discretized belt.
+"""The lumped rotational drive model: the second fidelity level, two to three orders of
+magnitude faster than the discretized belt (docs/lumped-model.md).
 
 Degrees of freedom: the pulley rotations (the crank's speed is the input), the tensioner arm
-angle, and per belt segment its unstretched content. This is the classical rotational model
-of a front-end accessory drive (Hwang, Perkins and Ulsoy, "Rotational response and slip
-prediction of serpentine belt drive systems", ASME J. Vibration and Acoustics, 1994: pulleys
-and arm as rigid bodies, each span a longitudinal spring-damper, belt inertia only in the
+angle, and the belt as material: the unstretched content of each free span and of each
+pulley's wrap. This is the classical rotational model of a front-end accessory drive
+(Hwang, Perkins and Ulsoy, "Rotational response and slip prediction of serpentine belt
+drive systems", ASME J. Vibration and Acoustics, 1994: pulleys and arm as rigid bodies,
+each span a longitudinal spring-damper of its free length, belt inertia only in the
 centrifugal tension) with the belt's creep and gross slip on every pulley instead of the
 no-slip kinematics of that paper:
 
-* **segments**: segment j is free span j (pulley j -> j + 1) and the wrap of pulley j + 1,
-  where the belt adheres at span j's strain (Grashof/Firbank creep theory: the belt runs onto
-  a pulley at its surface speed and creeps only on the exit arc). Its cord length ``G_j`` is
-  the span length plus that wrap arc, from the actual geometry (:mod:`belt_fmu.model.
-  geometry`'s tangent formula, the tensioner pulley at its arm angle), so the arm's
-  kinematics is exact. Its tension is Kelvin-Voigt, ``T_j = EA (G_j / U_j - 1) + c_a d/dt
-  (G_j / U_j)``, ``U_j`` its unstretched content;
-* **material flow**: belt material passes pulley j at the unstretched rate ``q_j``; the
-  segment's content follows ``dU_j/dt = q_j - q_(j+1)``. The belt runs onto pulley j at
+* **span springs**: span j (pulley j -> j + 1) has the spring length ``G_j``, its free
+  length plus the arcs by which its ends moved from their installed tangent points
+  (:func:`update_springs`; the tangent formula of :mod:`belt_fmu.model.geometry`, the
+  tensioner pulley at its arm angle, so the arm's kinematics is exact), and the tension
+  ``T_j = EA (G_j / S_j - 1) + c_a d/dt (G_j / S_j)`` (Kelvin-Voigt), ``S_j`` its
+  unstretched content;
+* **material flow**: belt runs onto pulley j at the unstretched rate ``q_j``, at the speed
   ``v_j = q_j (1 + eps_(j-1))``; ``v_j - R_j w_j`` is the gross slip on that pulley (belt
-  faster than the pulley surface positive). With no gross slip this is Grashof/Firbank creep:
-  a driven pulley turns slower than the belt by ``(T_tight - T_slack) / (EA + T_tight)``;
+  faster than the pulley surface positive). The belt on the pulley's installed wrap arc,
+  ``W_j``, is carried at the strain it ran on with and replaced over the wrap's transit
+  time; the spans' contents follow ``dS_j/dt = q_j - q_(j+1) - dW_j/dt``. With no gross
+  slip this is Grashof/Firbank creep: a driven pulley turns slower than the belt by
+  ``(T_tight - T_slack) / (EA + T_tight)``;
 * **capstan** (Simscape Belt Pulley (MathWorks), seed 001: the Euler-Eytelwein equation with
   centrifugal force and a velocity-dependent coefficient): the belt over a wrap is massless,
   so the friction it transmits is the difference of its end tensions, and
@@ -46,7 +48,7 @@ matters: the arm's rate with the belt's stiffness linearized (its Coulomb fricti
 in :func:`belt_fmu.model.friction.implicit_friction`), then one Gauss-Seidel sweep over the
 pulleys in which each pulley's flow q_j, speed and friction solve the end-of-step capstan
 equation with its two spans' tensions implicit in q_j (a scalar, monotone equation, by
-bracketed Newton). Outputs come from the same output registry as the discretized model's
+bracketed Newton); the implicit parts use the theta method (:data:`THETA`). Outputs come from the same output registry as the discretized model's
 (:mod:`belt_fmu.model.outputs`).
 """
 from __future__ import annotations
@@ -85,7 +87,6 @@ THETA = 0.5
 FLOW_TOLERANCE = 1.0e-7
 OK = 0
 NOT_FINITE = 1
-SLACK = 2
 
 #: The lumped belt (one record).
 LUMPED_BELT = np.dtype(
@@ -109,9 +110,9 @@ LUMPED_STATE_LAYOUT = (
 )
 #: the work buffer: geometry and diagnostics of the last step, scratch
 LUMPED_WORK_LAYOUT = (
-    ("tension", "p", "axial force of segment j, its span's tension [N]"),
-    ("segment_length", "p", "spring length G_j of span j: its free length and the shifts of its ends [m]"),
-    ("segment_rate", "p", "dG_j/dt [m/s]"),
+    ("tension", "p", "axial force (tension) of span j [N]"),
+    ("spring_length", "p", "spring length G_j of span j: its free length and the shifts of its ends [m]"),
+    ("spring_rate", "p", "dG_j/dt [m/s]"),
     ("span_length", "p", "free length of span j [m]"),
     ("depart", "p", "polar angle where the belt leaves pulley j [rad]"),
     ("arrive", "p", "polar angle where the belt arrives on pulley j [rad]"),
@@ -121,10 +122,10 @@ LUMPED_WORK_LAYOUT = (
     ("wrap_rate", "p", "dW_j/dt this step [m/s]"),
     ("direction_x", "p", "unit vector of span j, travel direction, x"),
     ("direction_y", "p", "... y"),
-    ("centrifugal", "p", "m' v^2 of segment j [N]"),
+    ("centrifugal", "p", "m' v^2 of span j [N]"),
     ("slip", "p", "gross slip on pulley j, belt minus pulley surface speed, travel direction [m/s]"),
     ("belt_force", "p", "friction force of the belt on pulley j, its running direction [N]"),
-    ("predicted", "p", "scratch: segment j's end-of-step tension without flow [N]"),
+    ("predicted", "p", "scratch: span j's end-of-step tension without flow [N]"),
     ("compliance", "p", "scratch: its decrease per unit net outflow [N s/m]"),
     ("hub_force", ("p", 2), "force of the belt on each pulley [N]"),
     ("centers", ("p", 2), "current pulley centres [m]"),
@@ -208,9 +209,9 @@ def update_span(p, w, a):
 
 
 @njit(cache=True, inline="always")
-def update_segments(p, w, dt):
+def update_springs(p, w, dt):
     """Wrap angles and the spans' spring lengths G_j from the span geometry;
-    ``w.segment_rate`` from the change over ``dt`` (0: no rate).
+    ``w.spring_rate`` from the change over ``dt`` (0: no rate).
 
     The belt on a pulley's installed wrap arc (from its installed arrival to its installed
     departure point, ``w.reference_arrive``, ``w.reference``) is held by the pulley
@@ -232,8 +233,8 @@ def update_segments(p, w, dt):
         right = p.pulleys[b].sense * (w.reference_arrive[b] - w.arrive[b])
         right -= TWO_PI * np.floor(right / TWO_PI + 0.5)
         g = w.span_length[j] + p.pulleys[j].radius * left + p.pulleys[b].radius * right
-        w.segment_rate[j] = (g - w.segment_length[j]) / dt if dt > 0.0 else 0.0
-        w.segment_length[j] = g
+        w.spring_rate[j] = (g - w.spring_length[j]) / dt if dt > 0.0 else 0.0
+        w.spring_length[j] = g
 
 
 @njit(cache=True, inline="always")
@@ -264,7 +265,7 @@ def update_geometry(p, s, w, dt, full):
         update_span(p, w, t)
     else:
         return
-    update_segments(p, w, dt)
+    update_springs(p, w, dt)
 
 
 @njit(cache=True, inline="always")
@@ -352,10 +353,10 @@ def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, strain_in, sp
 # ------------------------------------------------------------------------------------ the parts
 @njit(cache=True, inline="always")
 def centrifugal_tensions(p, lb, s, w):
-    """m' v^2 of each segment, v its belt speed q (1 + eps) from its inflow."""
+    """m' v^2 of each span, v its belt speed q (1 + eps) onto the next pulley."""
     n = s.content.shape[0]
     for j in range(n):
-        speed = s.flow[j + 1 if j + 1 < n else 0] * w.segment_length[j] / s.content[j]
+        speed = s.flow[j + 1 if j + 1 < n else 0] * w.spring_length[j] / s.content[j]
         w.centrifugal[j] = lb.mass_per_length * speed * speed
 
 
@@ -397,10 +398,10 @@ def advance_arm(p, lb, s, w, dt):
 
 @njit(cache=True, inline="always")
 def belt_flow(p, lb, s, w, dt):
-    """The belt's step: each segment's end-of-step tension without flow and its compliance to
+    """The belt's step: each span's end-of-step tension without flow and its compliance to
     flow, then one Gauss-Seidel sweep from the crank over the pulleys solving each one's
     capstan equation (:func:`capstan_flow`) with its neighbours' latest flows; then the
-    segments' contents and tensions and the pulleys' speeds."""
+    spans' contents and tensions and the pulleys' speeds."""
     pulleys = p.pulleys
     n = pulleys.shape[0]
     crank = p.roles[0].crank
@@ -411,7 +412,7 @@ def belt_flow(p, lb, s, w, dt):
         # the belt on the wrap is replaced at the entry strain as it runs through, over the
         # wrap's transit time (a first-order lag for that transport delay, exact over the step)
         i = j - 1 if j > 0 else n - 1
-        strain_in = w.segment_length[i] / s.content[i] - 1.0
+        strain_in = w.spring_length[i] / s.content[i] - 1.0
         bank = installed_wrap(p, w, j)
         target = bank / (1.0 + strain_in)
         relax = 1.0 - np.exp(-abs(s.flow[j]) * (1.0 + strain_in) * dt / bank)
@@ -422,9 +423,9 @@ def belt_flow(p, lb, s, w, dt):
         # the old flows' share, and what the wrap of pulley j takes from the span leaving it
         s.content[j] += (1.0 - th) * dt * (s.flow[j] - s.flow[nxt]) - dt * w.wrap_rate[j]
     for j in range(n):
-        g = w.segment_length[j]
+        g = w.spring_length[j]
         u = s.content[j]
-        w.predicted[j] = ea * (g / u - 1.0) + ca * w.segment_rate[j] / u
+        w.predicted[j] = ea * (g / u - 1.0) + ca * w.spring_rate[j] / u
         w.compliance[j] = (ea * th * dt + ca) * g / (u * u)
     law = p.friction[0]
     for k in range(n):
@@ -437,7 +438,7 @@ def belt_flow(p, lb, s, w, dt):
         speed = pulley.sense * s.omega[j] + (1.0 - th) * dt * pulley.radius * w.belt_force[j] * inv_inertia
         t_out0 = w.predicted[j] + w.compliance[j] * s.flow[nxt]
         t_in0 = w.predicted[i] - w.compliance[i] * s.flow[i]
-        strain_in = w.segment_length[i] / s.content[i] - 1.0
+        strain_in = w.spring_length[i] / s.content[i] - 1.0
         q, force, slip = capstan_flow(law, pulley.effective_mu, w.wrap[j], pulley.radius, w.compliance[j],
                                       w.compliance[i], t_out0, t_in0, w.centrifugal[i], strain_in, speed,
                                       inv_inertia, th * dt, s.flow[j])
@@ -473,8 +474,7 @@ def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
 
 @njit(cache=True, inline="always")
 def health(p, lb, s, w):
-    """OK, NOT_FINITE, or SLACK (a segment holds more belt than its length: the lumped belt
-    has lost its tension entirely and cannot run)."""
+    """OK, or NOT_FINITE for non-finite values or a span without belt."""
     for j in range(s.content.shape[0]):
         if not (np.isfinite(s.content[j]) and np.isfinite(s.omega[j]) and np.isfinite(s.flow[j])
                 and np.isfinite(w.tension[j])):
@@ -506,8 +506,8 @@ def evaluate_outputs(p, lb, s, w, out):
     length = 0.0
     travel = 0.0
     for j in range(n):
-        travel += s.flow[j + 1 if j + 1 < n else 0] * w.segment_length[j] * w.segment_length[j] / s.content[j]
-        length += w.segment_length[j]
+        travel += s.flow[j + 1 if j + 1 < n else 0] * w.spring_length[j] * w.spring_length[j] / s.content[j]
+        length += w.spring_length[j]
     out[BELT_SPEED] = travel / length
     reference = pulleys[crank].sense * s.omega[crank] * pulleys[crank].radius
     for j in range(n):
@@ -552,8 +552,9 @@ def report(y, work, so, wo, p, lb, out):
 @njit(cache=True)
 def place_geometry(y, work, so, wo, p, arm_angle, installed):
     """Entry from Python: the full geometry at arm angle ``arm_angle`` into the work buffer
-    (segment rates zero); with ``installed``, that arm angle is the installed one and its
-    departure angles become the segments' ends (``w.reference``)."""
+    (spring rates zero); with ``installed``, that arm angle is the installed one and its
+    departure and arrival angles become the spans' reference ends (``w.reference``,
+    ``w.reference_arrive``)."""
     s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
     s.arm[0] = arm_angle
     update_geometry(p, s, w, 0.0, True)
@@ -561,4 +562,4 @@ def place_geometry(y, work, so, wo, p, arm_angle, installed):
         for j in range(w.reference.shape[0]):
             w.reference[j] = w.depart[j]
             w.reference_arrive[j] = w.arrive[j]
-        update_segments(p, w, 0.0)
+        update_springs(p, w, 0.0)

@@ -14,9 +14,9 @@ The steady running state it starts from is the lumped model's own: the span tens
 load torque / radius across each driven pulley (:func:`belt_fmu.model.initialization.
 span_tension_offsets`), their level and the arm angle follow from the tensioner's torque
 balance (:func:`belt_fmu.model.tensioner.spring_torque`, hub loads with the centrifugal term)
-and from the belt's unstretched length (sum of the segments' contents ``G_j / (1 + T_j/EA)``);
-without a tensioner the length alone sets the level. The belt runs onto every pulley at its
-surface speed (creep on the exit arcs only).
+and from the belt's unstretched length (the spans' contents ``G_j / (1 + T_j/EA)`` and the
+wraps' ``R_j theta_j / (1 + T_(j-1)/EA)``); without a tensioner the length alone sets the
+level. The belt runs onto every pulley at its surface speed (creep on the exit arcs only).
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ class LumpedDrive:
         return views
 
     def _place_reference(self) -> None:
-        """The segments' ends: the installed departure points (:func:`lumped.update_segments`)."""
+        """The spans' reference ends: the installed tangent points (:func:`lumped.update_springs`)."""
         lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, self.geometry.arm_installed,
                               True)
 
@@ -91,10 +91,10 @@ class LumpedDrive:
         return steady_load_torques(self.parameters, speeds, water_pump_torque)
 
     # ------------------------------------------------------------------ steady state
-    def _segments(self, arm_angle: float) -> np.ndarray:
-        """Segment lengths G_j [m] at this arm angle (the geometry stays in the work buffer)."""
+    def _springs(self, arm_angle: float) -> np.ndarray:
+        """Span spring lengths G_j [m] at this arm angle (the geometry stays in the work buffer)."""
         lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, arm_angle, False)
-        return self.arrays["segment_length"].copy()
+        return self.arrays["spring_length"].copy()
 
     def _installed_wraps(self) -> np.ndarray:
         """Cord length [m] of each pulley's installed wrap arc."""
@@ -105,7 +105,7 @@ class LumpedDrive:
     def _hub_moment(self, arm_angle: float, effective: np.ndarray) -> float:
         """Moment [N m, CCW] about the pivot of the belt's force on the tensioner pulley for
         effective span tensions ``effective`` (T - m'v^2) at this arm angle."""
-        self._segments(arm_angle)
+        self._springs(arm_angle)
         t = self.geometry.tensioner
         i = t - 1 if t > 0 else len(effective) - 1
         a = self.arrays
@@ -130,7 +130,7 @@ class LumpedDrive:
 
         def content(arm_angle, tensions):
             strain = tensions / ea
-            return float(np.sum(self._segments(arm_angle) / (1.0 + strain) + banks / (1.0 + np.roll(strain, 1)))) - total
+            return float(np.sum(self._springs(arm_angle) / (1.0 + strain) + banks / (1.0 + np.roll(strain, 1)))) - total
 
         if geom.tensioner < 0:
             def residual(level):
@@ -172,11 +172,11 @@ class LumpedDrive:
         self.y[:] = 0.0
         self.work[:] = 0.0
         self._place_reference()
-        segments = self._segments(psi)
+        springs = self._springs(psi)
         v, a = self.views, self.arrays
         v["arm"][:] = (psi, 0.0)
         strain = tension / ea
-        v["content"][:] = segments / (1.0 + strain)
+        v["content"][:] = springs / (1.0 + strain)
         v["wrap_content"][:] = self._installed_wraps() / (1.0 + np.roll(strain, 1))
         a["tension"][:] = tension
         crank = geom.crank
