@@ -48,8 +48,8 @@ matters: the arm's rate with the belt's stiffness linearized (its Coulomb fricti
 in :func:`belt_fmu.model.friction.implicit_friction`), then one Gauss-Seidel sweep over the
 pulleys in which each pulley's flow q_j, speed and friction solve the end-of-step capstan
 equation with its two spans' tensions implicit in q_j (a scalar, monotone equation, by
-bracketed Newton); the implicit parts use the theta method (:data:`THETA`). Outputs come from the same output registry as the discretized model's
-(:mod:`belt_fmu.model.outputs`).
+bracketed Newton); the implicit parts use the theta method (:data:`THETA`). Outputs come
+from the same output registry as the discretized model's (:mod:`belt_fmu.model.outputs`).
 """
 from __future__ import annotations
 
