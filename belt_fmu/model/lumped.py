@@ -44,8 +44,10 @@ no-slip kinematics of that paper:
 
 Integration: the span springs are stiff against the small pulleys (an idler on a short span:
 above 1 kHz) and the friction regularization stiffer still, so each step is implicit where it
-matters: the arm's rate with the belt's stiffness linearized (its Coulomb friction solved as
-in :func:`belt_fmu.model.friction.implicit_friction`), then one Gauss-Seidel sweep over the
+matters: after the arm's step (explicit in the belt's hub load, as the discretized model's;
+taking the belt's stiffness into the arm implicitly, with the pulleys held, makes the arm
+heavier than it is by dt^2 k / 4: 14 % at 0.25 ms and a 30 % lower arm resonance peak), one
+Gauss-Seidel sweep over the
 pulleys in which each pulley's flow q_j, speed and friction solve the end-of-step capstan
 equation with its two spans' tensions implicit in q_j (a scalar, monotone equation, by
 bracketed Newton); the implicit parts use the theta method (:data:`THETA`). Outputs come
@@ -64,17 +66,19 @@ from .friction import (LAW_CREEP_POLYNOMIAL, LAW_GMS, LAW_LUGRE, LAW_TANH, frict
                        stribeck, stribeck_slope)
 from .outputs import (BEARING_FORCE, BELT_SPEED, CRANK_TORQUE, HUB_FORCE, HUB_FORCE_X, HUB_FORCE_Y, PULLEY_BLOCK,
                       PULLEY_STRIDE, SLIP, SPAN_STRIDE, SPAN_TENSION, SPEED, TENSIONER_ANGLE, TENSIONER_ANGLE_REL)
-from .tensioner import arm_pulley_center, arm_torque
+from .tensioner import advance_arm, arm_pulley_center
 
 #: [m/s] regularization of the Coulomb laws (bristle, Dahl) in steady sliding: tanh(4 v / v)
 #: reaches 0.999 of the coefficient at this gross slip velocity (seed 001's velocity threshold)
 STICK_VELOCITY = 1.0e-3
-#: [s] time step: an accuracy bound, not a stability one (the stiff parts are implicit). At
-#: 0.25 ms the tensioner amplitude under a firing-order irregularity is within 2 % of the
-#: converged one away from resonance and 14 % low at a 55 mrad arm resonance (0.5 ms: 3 %
-#: away from it, 38 % low at it); fmu_tests/test_lumped.py
+#: [s] longest time step: an accuracy bound (the pulleys' and spans' stiff parts are
+#: implicit; the arm takes at most ARM_STEP_SAFETY of its explicit limit, arm_step_limit). At
+#: 0.25 ms the tensioner amplitude under a firing-order irregularity is within 4 % of the
+#: converged one, at the arm resonance too (fmu_tests/test_lumped.py, docs/lumped-model.md)
 MAX_STEP = 2.5e-4
 TWO_PI = 2.0 * math.pi
+#: fraction of the explicit arm's stability limit used as time step (:func:`arm_step_limit`)
+ARM_STEP_SAFETY = 0.5
 #: weight of the end of the step in the implicit parts (the theta method): 1 is implicit
 #: Euler, which damps a mode of frequency w by 1 / sqrt(1 + (w dt)^2) per step (45 % of a
 #: 60 Hz tensioner mode's energy per period at 0.5 ms); 1/2, the trapezoidal rule, keeps
@@ -179,6 +183,26 @@ def unpack(y, work, so, wo, p):
                    _view(work, wo, 16), _pairs(work, wo, 17, p), _pairs(work, wo, 18, p), _pairs(work, wo, 19, p),
                    _view(work, wo, 20))
     return s, w
+
+
+def arm_step_limit(parameters, belt, spring_length, direction_x, direction_y) -> float:
+    """Largest stable step [s] of the explicit arm (:func:`step`): symplectic Euler on the arm
+    against the belt's two spans at the tensioner pulley is stable for ``w dt < 2``, with
+    ``w^2 = k / J``, ``k = sum EA / G_a (dL_a / dpsi)^2 + k_spring + k_stop`` over those spans
+    (their springs with the pulleys held: the stiffest the arm can meet); inf without a
+    tensioner. ``spring_length`` and the span directions of the installed geometry."""
+    t = int(parameters.roles[0]["tensioner"])
+    if t < 0:
+        return math.inf
+    arm = parameters.tensioner[0]
+    n = len(spring_length)
+    psi = arm["installed_angle"]
+    ex, ey = -arm["arm_length"] * math.sin(psi), arm["arm_length"] * math.cos(psi)
+    stiffness = arm["spring_rate"] + arm["stop_stiffness"]
+    for a in ((t - 1) % n, t):
+        lever = direction_x[a] * ex + direction_y[a] * ey
+        stiffness += belt[0]["axial_stiffness"] / spring_length[a] * lever * lever
+    return 2.0 * math.sqrt(arm["arm_inertia"] / stiffness)
 
 
 # ------------------------------------------------------------------------------------ geometry
@@ -361,42 +385,6 @@ def centrifugal_tensions(p, lb, s, w):
 
 
 @njit(cache=True, inline="always")
-def advance_arm(p, lb, s, w, dt):
-    """The tensioner arm's step: the torque of :func:`belt_fmu.model.tensioner.arm_torque`
-    (belt hub load, spring, damper, stops) with the belt's stiffness and damping against the
-    arm taken implicitly (linearized: the spans' springs EA / U_j and dampers c_a / U_j on the
-    lever d L_j / d psi of the two spans at the tensioner pulley), and the asymmetric Coulomb
-    friction solved implicitly as :func:`belt_fmu.model.tensioner.advance_arm` does."""
-    t = p.roles[0].tensioner
-    n = p.pulleys.shape[0]
-    tensioner = p.tensioner[0]
-    psi = s.arm[0]
-    rate = s.arm[1]
-    hub_force(p, w, t)
-    torque = arm_torque(tensioner, psi, rate, w.hub_force[t, 0], w.hub_force[t, 1])
-    # the pulley centre's velocity per unit arm rate
-    ex = -tensioner.arm_length * np.sin(psi)
-    ey = tensioner.arm_length * np.cos(psi)
-    stiffness = 0.0
-    damping = 0.0
-    for a in (t - 1 if t > 0 else n - 1, t):
-        lever = w.direction_x[a] * ex + w.direction_y[a] * ey  # dL/dpsi, up to the sign
-        stiffness += lb.axial_stiffness / s.content[a] * lever * lever
-        damping += lb.axial_damping / s.content[a] * lever * lever
-    # theta method on the belt's spring and damper: their torque at psi_n + theta (psi_n+1 - psi_n)
-    th = THETA
-    inertia = tensioner.arm_inertia
-    mass = inertia + th * dt * damping + th * th * dt * dt * stiffness
-    free_rate = ((inertia - (1.0 - th) * dt * (damping + th * dt * stiffness)) * rate + dt * torque) / mass
-    away = free_rate * tensioner.spring_sense < 0.0
-    level = tensioner.friction_away if away else tensioner.friction_toward
-    _, new_rate = implicit_friction(p.arm_friction[0], level, 1.0, free_rate, 0.0, w.arm_work, w.arm_work, mass, dt,
-                                    rate)
-    s.arm[1] = new_rate
-    s.arm[0] = psi + dt * ((1.0 - th) * rate + th * new_rate)
-
-
-@njit(cache=True, inline="always")
 def belt_flow(p, lb, s, w, dt):
     """The belt's step: each span's end-of-step tension without flow and its compliance to
     flow, then one Gauss-Seidel sweep from the crank over the pulleys solving each one's
@@ -456,12 +444,15 @@ def belt_flow(p, lb, s, w, dt):
 
 @njit(cache=True, inline="always")
 def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
-    """One step of ``dt`` [s]: the arm, the geometry at its new angle, the pulleys' loads
+    """One step of ``dt`` [s]: the arm (:func:`belt_fmu.model.tensioner.advance_arm`, the
+    discretized model's, from the hub load of the current span tensions: explicit, stable for
+    steps below :func:`arm_step_limit`), the geometry at its new angle, the pulleys' loads
     (:func:`belt_fmu.model.drive.accelerate_pulleys`), the belt's flow and friction, the
     rotations."""
     centrifugal_tensions(p, lb, s, w)
     if p.roles[0].tensioner >= 0:
-        advance_arm(p, lb, s, w, dt)
+        hub_force(p, w, p.roles[0].tensioner)  # from this step's tensions
+        advance_arm(p, s, w, dt)
         update_geometry(p, s, w, dt, False)
     for j in range(s.theta.shape[0]):
         s.theta[j] += (1.0 - THETA) * dt * s.omega[j]

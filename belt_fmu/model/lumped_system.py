@@ -61,7 +61,9 @@ class LumpedDrive:
         self.views = self._views(lumped.LUMPED_STATE_LAYOUT, self.y, self._so, p)
         self.arrays = self._views(lumped.LUMPED_WORK_LAYOUT, self.work, self._wo, p)
         self._place_reference()
-        self.dt = lumped.MAX_STEP
+        a = self.arrays
+        self.dt = min(lumped.MAX_STEP, lumped.ARM_STEP_SAFETY * lumped.arm_step_limit(
+            self.parameters, self.belt, a["spring_length"], a["direction_x"], a["direction_y"]))
         self._run = lumped.run  # the compiled entry point once known (_bind)
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
