@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .layout import FRICTION_LAWS, LayoutError
+from .layout import FRICTION_LAWS, MODELS, LayoutError
 
 EXIT_OUTPUT = 1
 EXIT_USAGE = 2  # argparse's status
@@ -167,6 +167,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="output sampling interval [s] (default: %(default)g)")
     run.add_argument("--friction", choices=FRICTION_LAWS, metavar="LAW",
                      help="friction law instead of the layout's: " + ", ".join(FRICTION_LAWS))
+    _add_model(run)
     _add_run_outputs(run)
     run.set_defaults(run=_simulate_command, error=run.error)
 
@@ -227,6 +228,20 @@ def _add_inputs(parser, prefix: str = "") -> None:
                         default=0.0, metavar="NM",
                         help=prefix + f"water-pump load torque [N m], positive against its rotation, {low:g} to "
                                       f"{high:g} (default: %(default)g)")
+
+
+def _add_model(parser) -> None:
+    """--model: the fidelity level instead of the layout's ``[drive] model``."""
+    parser.add_argument("--model", choices=MODELS, metavar="MODEL",
+                        help="model instead of the layout's [drive] model: discretized (beam-element belt) or "
+                             "lumped (rotational model, ~1000x faster)")
+
+
+def _with_model(layout, model):
+    """``layout`` run by ``model`` (None: as it is)."""
+    if model is None:
+        return layout
+    return dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model=model))
 
 
 def _add_run_outputs(parser) -> None:
@@ -368,6 +383,7 @@ def _simulate_command(args) -> int:
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
     if args.friction is not None:
         layout = dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, law=args.friction))
+    layout = _with_model(layout, args.model)
     start = time.perf_counter()
     with _progress_bar(args) as progress:
         results = simulate(layout, rpm=args.rpm, water_pump_torque=args.water_pump_torque, t_end=args.t_end,
@@ -375,7 +391,7 @@ def _simulate_command(args) -> int:
     total = time.perf_counter() - start
     print(f"layout: {layout.source}")
     print(f"inputs: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, "
-          f"{args.t_end:g} s simulated; friction law {layout.friction.law}")
+          f"{args.t_end:g} s simulated; friction law {layout.friction.law}; {layout.drive.model} model")
     print()
     print(_summary(results, layout))
     _print_slip_warnings(results, layout)
@@ -513,6 +529,7 @@ def _add_sweep_parser(commands, layout_help: str) -> None:
                     "parameter study. Runs go to the local cores or a Dask cluster. See docs/sweep.md.",
     )
     sweep.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    _add_model(sweep)
     sweep.add_argument("--rpm", default="500:2300:19", metavar="RPMS",
                        help="mean crank speeds [rpm]: START:STOP:COUNT (both ends included) or a comma-separated "
                             "list (default: %(default)s, [Scania thesis]'s range)")
@@ -579,7 +596,7 @@ def _sweep_command(args) -> int:
         args.error(f"argument --rpm/--vary: {err}")
     if (args.resume or args.overwrite) and args.out is None:
         args.error("argument --resume/--overwrite: give the table with --out")
-    layout = load_layout(args.layout)
+    layout = _with_model(load_layout(args.layout), args.model)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot},
                    table_suffixes=(".csv",))
     if args.out is not None and Path(args.out).exists() and not (args.resume or args.overwrite):
@@ -604,7 +621,7 @@ def _sweep_command(args) -> int:
     where = (f"the Dask cluster at {args.scheduler}" if args.scheduler is not None
              else "this process" if workers == 1 else f"{workers} local processes")
     speeds = len({run.rpm for run in study.runs})
-    print(f"layout: {layout.source} (bearing force: {layout.headline_pulley_name})")
+    print(f"layout: {layout.source} (bearing force: {layout.headline_pulley_name}; {layout.drive.model} model)")
     print(f"sweep: {len(study.runs)} runs ({speeds} speeds x {len(study.runs) // speeds} variant(s)) on {where}")
     mode = "resume" if args.resume else "overwrite" if args.overwrite else "new"
     show = sys.stderr.isatty() if args.progress is None else args.progress

@@ -79,6 +79,8 @@ MAX_MASS_PER_LENGTH = 10.0  # [kg/m] (a 6PK belt: 0.1 kg/m; the heaviest flat po
 #: drive's 150 run faster than real time; 2000 take ~15 times longer per step, and the step
 #: shrinks with the element length, see belt_fmu.model.layout_checks.MIN_TIME_STEP)
 MAX_ELEMENTS = 2000
+#: fidelity levels a layout may select (belt_fmu.model.system.make_drive builds them)
+MODELS = ("discretized", "lumped")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,7 +263,8 @@ NON_NEGATIVE = _Real(ge=0.0)
 
 @dataclass(frozen=True, kw_only=True)
 class Drive:
-    """``[drive]``: name, crankshaft rotation sense and the pulley whose hub load is reported."""
+    """``[drive]``: name, crankshaft rotation sense, the pulley whose hub load is reported and
+    the model (fidelity level) that runs the drive."""
 
     name: str = _key(_Text(), "belt drive")  # free text
     crank_rotation: str = _key(_Choice(("ccw", "cw")), "ccw")  # crankshaft sense in the drawing
@@ -270,6 +273,7 @@ class Drive:
     initial_crank_speed_rad_per_s: float = _key(NON_NEGATIVE, 0.0)  # torque-driven crank's start speed
     # gravity on the belt, in the drawing's frame; bounded at ten times the earth's
     gravity_m_per_s2: tuple[float, float] = _key(_Point(limit=100.0, unit="m/s2"), (0.0, 0.0))
+    model: str = _key(_Choice(MODELS), "discretized")  # fidelity level: which model runs the drive
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -758,6 +762,24 @@ def _check_crank_input(report: _Report, drive: dict[str, Any], pulleys: list[dic
                        "inertia of the crankshaft and what turns with it, reduced to the crank pulley")
 
 
+def lumped_model_limits(drive: dict[str, Any], pulleys: list[dict[str, Any]]) -> list[tuple[str, Any, str]]:
+    """What a layout run by the lumped model (``drive.model = "lumped"``) asks that only the
+    discretized model models: (key path, value, what is allowed) for a torque-driven crank,
+    accessory ports and gravity on the belt."""
+    if drive.get("model") != "lumped":
+        return []
+    limits = []
+    use = 'with drive.model = "lumped"; the discretized model (model = "discretized") has it'
+    if drive.get("crank_input") == "torque":
+        limits.append(("drive.crank_input", "torque", f'must be "speed" {use}'))
+    for i, p in enumerate(pulleys):
+        if p.get("load") == "input":
+            limits.append((f"pulleys[{i}].load", "input", f'must be "table" (a port) {use}'))
+    if any(drive.get("gravity_m_per_s2", (0.0, 0.0))):
+        limits.append(("drive.gravity_m_per_s2", list(drive["gravity_m_per_s2"]), f"must be [0, 0] {use}"))
+    return limits
+
+
 def _check_headline(report: _Report, drive: dict[str, Any], pulleys: list[dict[str, Any]]) -> None:
     name = drive.get("headline_pulley")
     names = [p["name"] for p in pulleys if "name" in p]
@@ -828,6 +850,8 @@ def validate(data: dict, source: str) -> list[str]:
         _check_names_and_roles(report, pulleys, "tensioner" in data)
     _check_headline(report, valid.get("drive", {}), pulleys)
     _check_crank_input(report, valid.get("drive", {}), pulleys)
+    for path, value, what in lumped_model_limits(valid.get("drive", {}), pulleys):
+        report.bad(path, value, what)
     _check_pivot(report, valid.get("tensioner", {}), pulleys)
     _check_preload(report, valid.get("belt", {}), data.get("tensioner"))
     _check_overlap(report, pulleys, valid.get("belt", {}).get("thickness_m"))

@@ -18,7 +18,7 @@ import numpy as np
 
 from .files import atomic_write
 from .layout import Layout, load_layout
-from .model.system import BeltDrive
+from .model.system import BeltDrive, make_drive
 from .units import RPM
 
 Signal = Union[float, Callable[[float], float]]
@@ -147,12 +147,13 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
     ``crank_speed`` or ``rpm`` if given (numbers), else at the layout's
     ``initial_crank_speed_rad_per_s``. Outputs are sampled every ``output_interval`` [s] up
     to ``t_end`` [s]; ``progress(t)`` is called after each. ``drive`` reuses an already built
-    :class:`BeltDrive` of the same layout.
+    :class:`BeltDrive` of the same layout. The layout's
+    ``[drive] model`` selects the model (:func:`belt_fmu.model.system.make_drive`).
     """
     if drive is None:
         if not isinstance(layout, Layout):
             layout = load_layout(layout)
-        drive = BeltDrive(layout)
+        drive = make_drive(layout)
     if crank_speed is not None and rpm is not None or (crank_speed is None and rpm is None
                                                        and not drive.torque_driven_crank):
         raise ValueError("give exactly one of crank_speed [rad/s] and rpm")

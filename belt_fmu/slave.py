@@ -15,8 +15,9 @@ Variables (SI units; names, units and descriptions in modelDescription.xml):
   ``bearing_force``, ``crank_torque``, hub forces, span tensions, speeds, slip) and
   ``water_pump_speed``;
 * parameters :data:`PARAMETERS` (variability fixed: set them before initialization ends):
-  the physically meaningful layout values and the structural ``n_elements`` and
-  ``friction_law``; the layout file gives their start values.
+  the physically meaningful layout values and the structural ``n_elements``,
+  ``friction_law`` and ``model`` (the fidelity level: ``discretized`` or ``lumped``, same
+  outputs); the layout file gives their start values.
 
 FMI status codes. The slave never raises once PythonFMU has created it: PythonFMU 0.7.0
 releases a raising slave's Python objects, and releases them again when the instance is
@@ -60,7 +61,7 @@ from .layout import LayoutError, load_layout_data
 from .model.initialization import InitializationError
 from .model.inputs import Input, input_specs
 from .model.outputs import fmu_output_specs
-from .model.system import BeltDrive, DivergenceError
+from .model.system import BeltDrive, DivergenceError, make_drive
 
 LAYOUT_RESOURCE = "layout.json"
 INPUTS_RESOURCE = "inputs.json"  # start values of the inputs, chosen at build time
@@ -111,6 +112,8 @@ PARAMETERS = (
     Parameter("initial_crank_speed", "drive", "initial_crank_speed_rad_per_s", "rad/s",
               "speed the torque-driven crank starts at (held there while the drive settles)",
               crank_input="torque"),
+    Parameter("model", "drive", "model", "",
+              "fidelity level (structural): discretized (beam-element belt) or lumped (rotational model)", str),
 )
 
 _VARIABLE = {float: Real, int: Integer, str: String}
@@ -395,7 +398,7 @@ class BeltDriveSlave(Fmi2Slave):
             return
         try:
             drive = self.drive if self.drive is not None and self._started_with[0] == parameters else None
-            drive = drive or BeltDrive(self._layout())
+            drive = drive or make_drive(self._layout())
             crank = None if self._torque_driven_crank else self.crank_speed  # None: the layout's start speed
             drive.reset(crank, self.water_pump_torque, **{name: getattr(self, name) for name in self._torque_inputs})
         except (LayoutError, InitializationError, ValueError, DivergenceError) as err:
@@ -485,7 +488,7 @@ class BeltDriveSlave(Fmi2Slave):
             return "the state's model data holds non-finite values", None, None
         same = all(getattr(self, p.name) == parameters[p.name] for p in self.parameters)
         try:
-            drive = self.drive if self.drive is not None and same else BeltDrive(self._layout(parameters))
+            drive = self.drive if self.drive is not None and same else make_drive(self._layout(parameters))
         except (LayoutError, ValueError) as err:
             return f"the state's parameters do not make a valid drive: {err}", None, None
         if values.size != drive.get_state().size:

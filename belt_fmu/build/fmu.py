@@ -198,5 +198,9 @@ def warm_jit_cache(fmu: Path) -> None:
             "drive.reset(80.0, 1.0, settle_time=1e-3)\n"
             "drive.advance(1e-4, None if drive.torque_driven_crank else 80.0, 1.0)\n"
             "drive.output_values\n"
+            "if not (layout.torque_driven_crank or layout.port_pulleys):  # what the lumped model runs\n"
+            "    lumped = importlib.import_module(slave.PACKAGE + '.model.lumped_system').LumpedDrive(layout)\n"
+            "    lumped.reset(80.0, 1.0, settle_time=1e-3)\n"
+            "    lumped.advance(1e-3, 80.0, 1.0)\n"
         )
         subprocess.run([sys.executable, "-c", code, str(resources / LAYOUT_RESOURCE)], check=True)

@@ -49,8 +49,9 @@ from .belt import BELT
 from .contact import CONTACT
 from .drive import PULLEY, ROLES
 from .friction import FRICTION_LAW, LAW_CODES, LAW_TANH
-from .geometry import cord_radius, crank_sense, wrap_senses
+from .geometry import BeltPath, cord_radius, crank_sense, wrap_senses
 from .initialization import DriveGeometry, solve_rest_length
+from .lumped import LUMPED_BELT
 from .tensioner import TENSIONER
 
 #: [rad/s] a load torque resisting rotation reaches 99.9 % of its value at this speed (the
@@ -257,4 +258,24 @@ def _tanh_law(velocity_threshold: float) -> np.ndarray:
     record = np.zeros(1, FRICTION_LAW)
     record[0]["law"] = LAW_TANH
     record[0]["velocity_threshold"] = velocity_threshold
+    return record
+
+
+def translate_lumped(layout, parameters: Parameters) -> np.ndarray:
+    """LUMPED_BELT record (:mod:`belt_fmu.model.lumped`) of a validated layout: the belt of
+    the lumped model. Its unstretched length is the layout's, or the installed cord path's at
+    uniform pretension ``L / (1 + T0 / EA)`` (the lumped counterpart of eq. 12.22)."""
+    belt = layout.belt
+    record = np.zeros(1, LUMPED_BELT)
+    r = record[0]
+    r["axial_stiffness"] = belt.axial_stiffness_N
+    r["axial_damping"] = belt.axial_damping_Ns
+    r["mass_per_length"] = belt.mass_per_length_kg_per_m
+    if belt.pretension_N is not None:
+        pulleys = parameters.pulleys
+        path = BeltPath.from_circles(np.column_stack([pulleys["x"], pulleys["y"]]), pulleys["radius"],
+                                     pulleys["sense"])
+        r["unstretched_length"] = path.length / (1.0 + belt.pretension_N / belt.axial_stiffness_N)
+    else:
+        r["unstretched_length"] = belt.unstretched_length_m
     return record

@@ -378,3 +378,14 @@ class BeltDrive:
         self.y[:] = saved[k + ports.size:]
         self.arrays.rebuild_countdown[0] = 0  # neighbour lists are rebuilt from the state
         self._outputs_current = False
+
+
+def make_drive(layout):
+    """The model of ``layout`` its ``[drive] model`` selects: :class:`BeltDrive` (the
+    discretized belt) or :class:`belt_fmu.model.lumped_system.LumpedDrive` (the lumped
+    rotational model); both have the same interface and outputs."""
+    if layout.drive.model == "lumped":
+        from .lumped_system import LumpedDrive
+
+        return LumpedDrive(layout)
+    return BeltDrive(layout)

@@ -1,0 +1,276 @@
+"""``LumpedDrive``: the lumped rotational model (:mod:`belt_fmu.model.lumped`) behind the same
+interface as :class:`belt_fmu.model.system.BeltDrive`: ``reset``, ``advance``, ``outputs``,
+``output_values``, ``get_state``/``set_state``, with the same outputs, names and units.
+
+Typical use (or ``[drive] model = "lumped"`` in the layout and
+:func:`belt_fmu.model.system.make_drive`)::
+
+    drive = LumpedDrive(load_layout())
+    drive.reset(crank_speed=83.8)
+    drive.advance(0.01, crank_speed=83.8, water_pump_torque=2.0)
+    drive.outputs()["bearing_force"]
+
+The steady running state it starts from is the lumped model's own: the span tensions rise by
+load torque / radius across each driven pulley (:func:`belt_fmu.model.initialization.
+span_tension_offsets`), their level and the arm angle follow from the tensioner's torque
+balance (:func:`belt_fmu.model.tensioner.spring_torque`, hub loads with the centrifugal term)
+and from the belt's unstretched length (the spans' contents ``G_j / (1 + T_j/EA)`` and the
+wraps' ``R_j theta_j / (1 + T_(j-1)/EA)``); without a tensioner the length alone sets the
+level. The belt runs onto every pulley at its surface speed (creep on the exit arcs only).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..layout import LayoutError, lumped_model_limits
+from . import lumped
+from .drive import steady_load_torques
+from .geometry import BeltPath
+from .initialization import InitializationError, _bracketed_root, span_tension_offsets
+from .inputs import input_specs
+from .outputs import output_specs
+from .parameters import translate, translate_lumped
+from .roots import brent_root
+from .system import SETTLE_TIME, DivergenceError, check_inputs
+from .tensioner import spring_torque
+
+
+class LumpedDrive:
+    """A belt drive of a layout as the lumped rotational model: reset it, advance it, read its
+    outputs (the interface of :class:`belt_fmu.model.system.BeltDrive`).
+
+    :attr:`parameters` are the kernels' records (the same translation as the discretized
+    model's, :func:`belt_fmu.model.parameters.translate`), :attr:`belt` the LUMPED_BELT record,
+    :attr:`views` named views of the state vector :attr:`y` and of the work buffer
+    :attr:`work` (:data:`belt_fmu.model.lumped.LUMPED_STATE_LAYOUT`, ``LUMPED_WORK_LAYOUT``).
+    """
+
+    model = "lumped"
+
+    #: the lumped model's crank is speed-driven (drive.crank_input = "torque" is the
+    #: discretized model's only, see :func:`belt_fmu.layout.lumped_model_limits`)
+    torque_driven_crank = False
+
+    def __init__(self, layout):
+        # a layout checked as discretized and switched to lumped (simulate --model lumped)
+        data = layout.to_data()
+        limits = lumped_model_limits({**data["drive"], "model": "lumped"}, data["pulleys"])
+        if limits:
+            raise LayoutError(layout.source, [f"{layout.source}: {path}: {value!r} {what}"
+                                              for path, value, what in limits])
+        self.layout = layout
+        self.inputs = input_specs(layout)  # crank_speed and water_pump_torque
+        self.pulley_names = [p.name for p in layout.pulleys]
+        self.parameters, self.geometry = translate(layout)
+        self.belt = translate_lumped(layout, self.parameters)
+        p = len(self.pulley_names)
+        n_state, n_work = lumped.buffer_sizes(p)
+        self.y = np.zeros(n_state)
+        self.work = np.zeros(n_work)
+        self._so = lumped.offsets(lumped.LUMPED_STATE_LAYOUT, p)
+        self._wo = lumped.offsets(lumped.LUMPED_WORK_LAYOUT, p)
+        self.views = self._views(lumped.LUMPED_STATE_LAYOUT, self.y, self._so, p)
+        self.arrays = self._views(lumped.LUMPED_WORK_LAYOUT, self.work, self._wo, p)
+        self._place_reference()
+        a = self.arrays
+        self.dt = min(lumped.MAX_STEP, lumped.ARM_STEP_SAFETY * lumped.arm_step_limit(
+            self.parameters, self.belt, a["spring_length"], a["direction_x"], a["direction_y"]))
+        self._run = lumped.run  # the compiled entry point once known (_bind)
+        self.time = 0.0
+        self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
+        self.output_names = [spec.name for spec in self.specs]
+        self.output_values = np.zeros(len(self.specs))
+
+    @staticmethod
+    def _views(table, buffer, starts, p) -> dict:
+        views = {}
+        for k, (name, extent, _) in enumerate(table):
+            view = buffer[starts[k]:starts[k + 1]]
+            views[name] = view.reshape((p, 2)) if isinstance(extent, tuple) else view
+        return views
+
+    def _place_reference(self) -> None:
+        """The spans' reference ends: the installed tangent points (:func:`lumped.update_springs`)."""
+        lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, self.geometry.arm_installed,
+                              True)
+
+    @property
+    def drive(self) -> np.ndarray:
+        """The TENSIONER record (as :attr:`belt_fmu.model.system.BeltDrive.drive`)."""
+        return self.parameters.tensioner
+
+    def load_torques(self, speeds: np.ndarray, water_pump_torque: float) -> np.ndarray:
+        """Steady load torque of every pulley at running speeds ``speeds`` [N m]."""
+        return steady_load_torques(self.parameters, speeds, water_pump_torque)
+
+    # ------------------------------------------------------------------ steady state
+    def _springs(self, arm_angle: float) -> np.ndarray:
+        """Span spring lengths G_j [m] at this arm angle (the geometry stays in the work buffer)."""
+        lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, arm_angle, False)
+        return self.arrays["spring_length"].copy()
+
+    def _installed_wraps(self) -> np.ndarray:
+        """Cord length [m] of each pulley's installed wrap arc."""
+        a = self.arrays
+        wrap = self.geometry.senses * (a["reference"] - a["reference_arrive"])
+        return self.geometry.radii * np.mod(wrap, 2.0 * np.pi)
+
+    def _hub_moment(self, arm_angle: float, effective: np.ndarray) -> float:
+        """Moment [N m, CCW] about the pivot of the belt's force on the tensioner pulley for
+        effective span tensions ``effective`` (T - m'v^2) at this arm angle."""
+        self._springs(arm_angle)
+        t = self.geometry.tensioner
+        i = t - 1 if t > 0 else len(effective) - 1
+        a = self.arrays
+        fx = -effective[i] * a["direction_x"][i] + effective[t] * a["direction_x"][t]
+        fy = -effective[i] * a["direction_y"][i] + effective[t] * a["direction_y"][t]
+        r = a["centers"][t] - self.geometry.pivot
+        return float(r[0] * fy - r[1] * fx)
+
+    def steady_state(self, crank_speed: float, water_pump_torque: float):
+        """(arm angle [rad], span tensions [N]) of the steady running state (module docstring)."""
+        geom = self.geometry
+        ea = self.belt[0]["axial_stiffness"]
+        total = self.belt[0]["unstretched_length"]
+        radii = geom.radii
+        belt_speed = abs(crank_speed) * radii[geom.crank]
+        centrifugal = self.belt[0]["mass_per_length"] * belt_speed ** 2
+        path = BeltPath.from_circles(geom.centers, radii, geom.senses)
+        loads = steady_load_torques(self.parameters, belt_speed / radii, water_pump_torque)
+        offsets = span_tension_offsets(path, geom.crank, loads)
+
+        banks = self._installed_wraps()
+
+        def content(arm_angle, tensions):
+            strain = tensions / ea
+            return float(np.sum(self._springs(arm_angle) / (1.0 + strain) + banks / (1.0 + np.roll(strain, 1)))) - total
+
+        if geom.tensioner < 0:
+            def residual(level):
+                return content(geom.arm_installed, offsets + level)
+
+            try:
+                level = brent_root(residual, -0.05 * ea - offsets.min(), 0.05 * ea, xtol=1e-10)
+            except ValueError as exc:
+                raise InitializationError(f"no belt tension closes the loop: {exc}") from None
+            return geom.arm_installed, offsets + level
+
+        arm = self.parameters.tensioner[0]
+
+        def level_at(psi):
+            m0 = self._hub_moment(psi, offsets - centrifugal)
+            m1 = self._hub_moment(psi, offsets + 1.0 - centrifugal)
+            return -(spring_torque(arm, psi) + m0) / (m1 - m0)
+
+        def residual(psi):
+            return content(psi, offsets + level_at(psi))
+
+        psi = _bracketed_root(residual, geom.arm_installed, (arm["stop_min"], arm["stop_max"]), geom.arm_installed)
+        return psi, offsets + level_at(psi)
+
+    # ------------------------------------------------------------------ running
+    def reset(self, crank_speed: float = 0.0, water_pump_torque: float = 0.0, settle_time: float = SETTLE_TIME,
+              **torques):
+        """Start at time 0 from the steady running state for these inputs, relaxed by running
+        the model for ``settle_time`` [s] (as :meth:`BeltDrive.reset`)."""
+        _no_torque_inputs(torques)
+        check_inputs(crank_speed, water_pump_torque)
+        geom = self.geometry
+        ea = self.belt[0]["axial_stiffness"]
+        try:
+            psi, tension = self.steady_state(crank_speed, water_pump_torque)
+            mass = self.belt[0]["mass_per_length"] * (crank_speed * geom.radii[geom.crank]) ** 2
+            if np.any(tension - mass <= 0.0):
+                raise InitializationError("a span would be slack")
+        except InitializationError:  # loads the belt cannot carry: start unloaded (as BeltDrive)
+            psi, tension = self.steady_state(crank_speed, 0.0 * water_pump_torque)
+        self.y[:] = 0.0
+        self.work[:] = 0.0
+        self._place_reference()
+        springs = self._springs(psi)
+        v, a = self.views, self.arrays
+        v["arm"][:] = (psi, 0.0)
+        strain = tension / ea
+        v["content"][:] = springs / (1.0 + strain)
+        v["wrap_content"][:] = self._installed_wraps() / (1.0 + np.roll(strain, 1))
+        a["tension"][:] = tension
+        crank = geom.crank
+        flow = abs(crank_speed) * geom.radii[crank] / (1.0 + strain[crank - 1])
+        v["flow"][:] = flow
+        v["omega"][:] = geom.senses * flow * (1.0 + np.roll(strain, 1)) / geom.radii
+        v["omega"][crank] = self.parameters.roles[0]["crank_sense"] * crank_speed
+        self.time = 0.0
+        self._bind()
+        if settle_time > 0.0:
+            self.advance(settle_time, crank_speed, water_pump_torque)
+            self.time = 0.0
+        else:
+            self.evaluate_outputs()
+
+    def _bind(self) -> None:
+        """Call the compiled :func:`belt_fmu.model.lumped.run` through its entry point for
+        these argument types: numba's dispatcher types the 11 arguments (the records) on every
+        call, about 9 us, longer than a 1 ms communication step of this model takes. Uses the
+        dispatcher's ``overloads`` (numba internals, pinned in pyproject.toml); falls back to
+        the dispatcher if they are not there."""
+        args = (self.y, self.work, self._so, self._wo, self.parameters, self.belt, 0, self.dt, 0.0, 0.0,
+                self.output_values)
+        lumped.run(*args)  # compiles or loads from the cache
+        try:
+            signature = tuple(lumped.run.typeof_pyval(a) for a in args)
+            self._run = lumped.run.overloads[signature].entry_point
+        except (AttributeError, KeyError, TypeError):
+            self._run = lumped.run
+
+    def advance(self, interval: float, crank_speed: float, water_pump_torque: float = 0.0, **torques) -> None:
+        """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
+        _no_torque_inputs(torques)
+        check_inputs(crank_speed, water_pump_torque)
+        if not (interval >= 0.0 and math.isfinite(interval)):
+            raise ValueError(f"interval must be a finite time >= 0 s, got {interval!r}")
+        if interval == 0.0:
+            return
+        n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
+        dt = interval / n_steps
+        omega = self.parameters.roles[0]["crank_sense"] * crank_speed
+        status, taken = self._run(self.y, self.work, self._so, self._wo, self.parameters, self.belt, n_steps, dt,
+                                  omega, water_pump_torque, self.output_values)
+        if status != lumped.OK:
+            when = self.time + taken * dt
+            raise DivergenceError(f"integration of the lumped model diverged at t = {when:.6g} s: non-finite "
+                                  f"state values; inputs crank_speed={crank_speed!r} rad/s, water_pump_torque="
+                                  f"{water_pump_torque!r} N.m, step {dt:.3g} s")
+        self.time += interval
+
+    # ------------------------------------------------------------------ outputs
+    def outputs(self) -> dict:
+        """Current values of every output in :attr:`specs` (SI units), by name."""
+        return dict(zip(self.output_names, self.output_values.tolist()))
+
+    def evaluate_outputs(self) -> np.ndarray:
+        """Recompute :attr:`output_values` from the state."""
+        lumped.report(self.y, self.work, self._so, self._wo, self.parameters, self.belt, self.output_values)
+        return self.output_values
+
+    # ------------------------------------------------------------------ state
+    def get_state(self) -> np.ndarray:
+        """Everything needed to continue exactly: time, state vector and work buffer."""
+        return np.concatenate([[self.time], self.y, self.work])
+
+    def set_state(self, saved: np.ndarray) -> None:
+        expected = 1 + self.y.size + self.work.size
+        saved = np.asarray(saved, dtype=float)
+        if saved.shape != (expected,):
+            raise ValueError(f"state vector has {saved.size} values, this drive needs {expected}")
+        self.time = float(saved[0])
+        self.y[:] = saved[1:1 + self.y.size]
+        self.work[:] = saved[1 + self.y.size:]
+        self.evaluate_outputs()
+
+
+def _no_torque_inputs(torques: dict) -> None:
+    if torques:
+        raise ValueError(f"{', '.join(torques)} is not an input of this drive; the lumped model takes "
+                         "crank_speed and water_pump_torque")

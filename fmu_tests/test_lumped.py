@@ -1,0 +1,370 @@
+"""The lumped rotational model (belt_fmu.model.lumped) against belt-drive theory and against
+the discretized model on the same layout (issue 11).
+
+Theory (docs: docs/references.md R2-R4 in the discretized model's tests, the same
+numbers): on the two-pulley drive the torque balance (T1 - T2) R, Grashof/Firbank creep and
+the capstan gross-slip onset. Cross-validation: a 4-pulley drive with a back-side tensioner
+(63 deg wrap, 4 belt nodes on it, so the discretized belt's polygon effect on the arm stays
+small), run by both models at the same inputs; discretized signals sampled at 0.1 ms and
+low-pass filtered at half the polygon frequency, as [Scania thesis] section 7 prescribes for every
+comparison (belt_fmu.postprocess.polygon_filter).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from belt_fmu.layout import LayoutError, load_layout_text
+from belt_fmu.model import lumped
+from belt_fmu.model.lumped_system import LumpedDrive
+from belt_fmu.model.system import BeltDrive, make_drive
+from belt_fmu.postprocess import drive_polygon_frequency, polygon_filter
+from belt_fmu.simulation import simulate
+from belt_fmu.units import RPM
+
+from conftest import two_pulley_text
+
+RADIUS = 0.1  # two-pulley cord radius [m]
+CRANK = 100.0  # [rad/s]
+EA = 1.2e5
+
+TENSIONER_DRIVE = """
+[drive]
+name = "4-pulley drive with a back-side tensioner"
+crank_rotation = "ccw"
+model = "{model}"
+
+[belt]
+mass_per_length_kg_per_m = 0.1
+axial_stiffness_N = 1.0e5
+bending_stiffness_Nm2 = 0.005
+axial_damping_Ns = 0.3
+thickness_m = 4.5e-3
+cord_offset_m = 1.0e-3
+groove_angle_rad = 3.141592653589793
+n_elements = 120
+pretension_N = 400.0
+
+[contact]
+stiffness_linear_N_per_m2 = 1.0e9
+damping_Ns_per_m2 = 4.0e3
+
+[friction]
+law = "tanh"
+mu = 0.6
+velocity_threshold_m_per_s = 1.0e-3
+
+[[pulleys]]
+name = "crank"
+role = "crankshaft"
+center_m = [0.0, 0.0]
+radius_m = 0.08
+
+[[pulleys]]
+name = "tensioner"
+role = "tensioner"
+center_m = [0.14, 0.07]
+radius_m = 0.035
+side = "back"
+inertia_kgm2 = 1.0e-4
+bearing_damping_Nms_per_rad = 1.0e-5
+
+[[pulleys]]
+name = "alternator"
+role = "accessory"
+center_m = [0.26, 0.17]
+radius_m = 0.03
+inertia_kgm2 = 2.0e-3
+torque_table_speed_rad_per_s = [0.0, 600.0]
+torque_table_Nm = [1.5, 1.5]
+
+[[pulleys]]
+name = "water_pump"
+role = "water_pump"
+center_m = [0.02, 0.26]
+radius_m = 0.05
+inertia_kgm2 = 1.0e-3
+
+[tensioner]
+pivot_m = [0.20, 0.10]
+arm_inertia_kgm2 = 1.0e-3
+spring_rate_Nm_per_rad = 30.0
+damping_Nms_per_rad = 0.2
+friction_torque_Nm = 0.0
+"""
+
+#: outputs compared between the models: span tensions, hub forces, arm, crank torque
+COMPARED = ("span_tension_crank_tensioner", "span_tension_tensioner_alternator", "span_tension_alternator_water_pump",
+            "span_tension_water_pump_crank", "hub_force_crank", "hub_force_tensioner", "hub_force_alternator",
+            "hub_force_water_pump", "crank_torque", "tensioner_angle")
+
+
+def tensioner_drive(model: str):
+    return load_layout_text(TENSIONER_DRIVE.format(model=model), source=f"<tensioner test drive, {model}>")
+
+
+def run_both(crank, torque, t_end, interval=1e-4):
+    """Filtered outputs of both models over the same run: {model: {output: array}}, times."""
+    out = {}
+    for model in ("lumped", "discretized"):
+        layout = tensioner_drive(model)
+        results = simulate(layout, crank_speed=crank, water_pump_torque=torque, t_end=t_end,
+                           output_interval=interval)
+        polygon = drive_polygon_frequency(layout, crank(0.0))
+        out[model] = {name: polygon_filter(results[name], interval, polygon) for name in results.names}
+        out[model]["tensioner_deflection"] = out[model]["tensioner_angle_rel"]
+    return out, results["time"]
+
+
+# ------------------------------------------------------------------------------------ structure
+def test_state_and_work_views_tile_their_buffers():
+    """The views generated from the tables (:func:`lumped.offsets`) have the tables' sizes and
+    cover each buffer exactly once, in table order."""
+    p = 5
+    n_state, n_work = lumped.buffer_sizes(p)
+    y = np.arange(n_state, dtype=float)
+    work = np.arange(n_work, dtype=float)
+    s, w = lumped.unpack(y, work, lumped.offsets(lumped.LUMPED_STATE_LAYOUT, p),
+                         lumped.offsets(lumped.LUMPED_WORK_LAYOUT, p), p)
+    for views, table, buffer in ((s, lumped.LUMPED_STATE_LAYOUT, y), (w, lumped.LUMPED_WORK_LAYOUT, work)):
+        assert list(views._fields) == [name for name, _, _ in table]
+        flat = np.concatenate([np.ravel(v) for v in views])
+        assert np.array_equal(flat, buffer)
+        for view, (_, extent, _) in zip(views, table):
+            shape = tuple(p if e == "p" else e for e in (extent if isinstance(extent, tuple) else (extent,)))
+            assert view.shape == (shape if len(shape) > 1 else shape)
+
+
+def test_layout_selects_the_model_and_rejects_unknown_ones():
+    assert isinstance(make_drive(tensioner_drive("lumped")), LumpedDrive)
+    assert isinstance(make_drive(tensioner_drive("discretized")), BeltDrive)
+    default = load_layout_text(two_pulley_text())
+    assert default.drive.model == "discretized"
+    with pytest.raises(LayoutError) as err:
+        tensioner_drive("fast")
+    assert "model" in str(err.value) and "'lumped'" in str(err.value) and "'fast'" in str(err.value)
+
+
+def test_state_save_and_restore_is_exact():
+    drive = LumpedDrive(tensioner_drive("lumped"))
+    drive.reset(100.0, 3.0)
+    drive.advance(0.01, 100.0, 3.0)
+    saved = drive.get_state()
+    drive.advance(0.02, 110.0, 6.0)
+    first = drive.output_values.copy()
+    drive.set_state(saved)
+    drive.advance(0.02, 110.0, 6.0)
+    assert np.array_equal(drive.output_values, first)
+
+
+# ------------------------------------------------------------------------------------ theory
+@pytest.mark.parametrize("law", ["tanh", "creep_polynomial", "bristle"])
+def test_torque_balance_and_creep(two_pulley_layout, law):
+    """As the discretized model's test (test_two_pulley.py): (T1 - T2) R equals the load (the
+    lumped belt has no hysteresis: within 0.1 %, what remains of the wraps' settling after
+    0.1 s), the crank feels it, and the driven
+    pulley's speed loss is Grashof/Firbank creep (T1 - T2)/(EA + T1) within 10 % (the
+    regularized laws add a gross slip of about their threshold: 0.1 % of 10 m/s here)."""
+    layout = dataclasses.replace(two_pulley_layout(law=law), drive=dataclasses.replace(
+        two_pulley_layout(law=law).drive, model="lumped"))
+    drive = make_drive(layout)
+    load = 50.0
+    drive.reset(CRANK, load)
+    rows = []
+    for _ in range(100):
+        drive.advance(1e-3, CRANK, load)
+        out = drive.outputs()
+        rows.append((out["span_tension_driven_driver"], out["span_tension_driver_driven"], out["speed_driven"],
+                     out["crank_torque"]))
+    tight, slack, driven_speed, crank_torque = np.mean(rows, axis=0)
+    assert (tight - slack) * RADIUS == pytest.approx(load, rel=1e-3)
+    assert crank_torque == pytest.approx(load, rel=1e-3)
+    assert tight == pytest.approx(800.0, rel=0.05) and slack == pytest.approx(300.0, rel=0.1)
+    creep = 1.0 - driven_speed / CRANK
+    assert creep == pytest.approx((tight - slack) / (EA + tight), rel=0.10)
+
+
+def test_gross_slip_starts_at_the_capstan_limit(two_pulley_layout):
+    """As the discretized model's test: ramp the load until the driven pulley slips grossly;
+    at the onset the tension ratio is exp(mu theta) = 4.81 with centrifugal tension, and the
+    load the largest transmittable torque, each within 5 %."""
+    base = two_pulley_layout(law="tanh", mu=0.5)
+    drive = LumpedDrive(dataclasses.replace(base, drive=dataclasses.replace(base.drive, model="lumped")))
+    start, rate, interval = 60.0, 50.0, 1e-3
+    drive.reset(CRANK, start)
+    rows = []
+    for k in range(600):
+        load = start + rate * k * interval
+        drive.advance(interval, CRANK, load)
+        out = drive.outputs()
+        rows.append((load, out["speed_driven"], out["span_tension_driven_driver"],
+                     out["span_tension_driver_driven"], out["belt_speed"]))
+        if out["speed_driven"] < 0.95 * CRANK:
+            break
+    rows = np.array(rows)
+    onset = int(np.argmax(1.0 - rows[:, 1] / CRANK > 0.02))
+    assert onset > 20, "the drive slipped from the start: the ramp began above the limit"
+    window = rows[onset - 10:onset]
+    tight, slack, speed = window[:, 2].mean(), window[:, 3].mean(), window[:, 4].mean()
+    centrifugal = 0.12 * speed ** 2
+    limit_ratio = np.exp(0.5 * np.pi)
+    assert (tight - centrifugal) / (slack - centrifugal) == pytest.approx(limit_ratio, rel=0.05)
+    capstan_torque = RADIUS * (tight + slack - 2 * centrifugal) * (limit_ratio - 1) / (limit_ratio + 1)
+    assert rows[onset, 0] == pytest.approx(capstan_torque, rel=0.05)
+
+
+# ------------------------------------------------------------------------------------ cross-validation
+@pytest.fixture(scope="module")
+def pump_step():
+    """Both models at 1000 rpm, water-pump torque stepped from 2 to 12 N m at 50 ms."""
+    crank = 1000 * RPM
+    return run_both(lambda t: crank, lambda t: 2.0 if t < 0.05 else 12.0, 0.15)
+
+
+@pytest.mark.parametrize("name", COMPARED + ("tensioner_deflection",))
+def test_steady_state_agrees_with_the_discretized_model(pump_step, name):
+    """Before the step (mean over 20-50 ms): within 2 % of the discretized model; the arm's
+    deflection from its installed angle (10 mrad) within 0.5 mrad (the discretized belt's
+    contact penetration and polygon shift its equilibrium by about that much). The crank
+    torque within 2 % or 0.2 N m: the discretized belt also loses power in its bending,
+    axial and contact damping as it runs on and off the pulleys (0.16 N m, 2.2 % of the
+    7.4 N m here), which the lumped belt, elastic but for its creep and slip, does not."""
+    (runs, time) = pump_step
+    window = (time > 0.02) & (time < 0.05)
+    lumped_value = runs["lumped"][name][window].mean()
+    discretized = runs["discretized"][name][window].mean()
+    if name == "tensioner_deflection":
+        assert abs(lumped_value - discretized) < 5e-4
+    elif name == "crank_torque":
+        assert lumped_value == pytest.approx(discretized, rel=0.02, abs=0.2)
+    else:
+        assert lumped_value == pytest.approx(discretized, rel=0.02)
+
+
+#: outputs whose step response follows the tensioner arm's first swing: the lumped arm swings
+#: 13 % less than the discretized one and its spans' tensions 10-20 % more (and the discretized tensioner's hub load, four nodes
+#: on its wrap, keeps a 3.5 % polygon offset after the step). The lumped spans are springs of
+#: their free length (Hwang, Perkins and Ulsoy 1994) and the belt on the wraps moves with the
+#: pulleys; the discretized belt also stretches over its wraps and moves transversely with
+#: the arm, a softer and heavier arm mode (its resonance under a firing-order irregularity
+#: lies at 1200 rpm, the lumped one's at 1400 rpm on this drive). Known gap (issue 11 closing
+#: note): strict, so closing it shows up.
+ARM_SWING = {"span_tension_crank_tensioner", "span_tension_tensioner_alternator", "hub_force_tensioner",
+             "tensioner_angle"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.xfail(
+    strict=True, reason="the lumped arm mode is stiffer: its first swing differs by 10-20 % (ARM_SWING)"))
+    if name in ARM_SWING else name for name in COMPARED])
+def test_step_response_peaks_agree_with_the_discretized_model(pump_step, name):
+    """After the step: the extreme of each output's change within 10 % of the discretized
+    model's (its value at the peak, relative to the change), and the new steady state (mean
+    over 120-150 ms) within 2 %. The last 5 ms are left out of the peak search: the
+    zero-phase polygon filter is not reliable that close to the end of the record (a
+    discretized hub force read 200 N off at its last sample)."""
+    (runs, time) = pump_step
+    before = (time > 0.02) & (time < 0.05)
+    after = (time >= 0.05) & (time <= time[-1] - 0.005)
+    late = time > 0.12
+    changes = {}
+    for model in runs:
+        change = runs[model][name][after] - runs[model][name][before].mean()
+        changes[model] = change[np.argmax(np.abs(change))]
+    assert changes["lumped"] == pytest.approx(changes["discretized"], rel=0.10)
+    assert runs["lumped"][name][late].mean() == pytest.approx(runs["discretized"][name][late].mean(), rel=0.02)
+
+
+# ------------------------------------------------------------------------------------ irregularity
+@pytest.mark.parametrize("rpm", [500.0, 2500.0, pytest.param(1100.0, marks=pytest.mark.xfail(
+    strict=True, reason="near the arm resonances (discretized 1200 rpm, lumped 1400 rpm) the amplitudes differ by "
+                        "up to 56 % (ARM_SWING; issue 11 closing note)"))])
+def test_tensioner_amplitude_under_a_firing_order_irregularity(rpm):
+    """Second-order crank speed irregularity of +-20 rpm at speeds away from the arm resonance
+    (discretized: 1200 rpm, 40 Hz; lumped: 1400 rpm, 47 Hz): the tensioner amplitude over the
+    last 0.1 s agrees with the discretized model's within 15 % (measured: -8 % at 500 rpm,
+    +7 % at 2500 rpm; docs/lumped-model.md has the whole curve)."""
+    mean = rpm * RPM
+    amplitude = 20.0 * RPM
+    runs, time = run_both(lambda t: mean + amplitude * math.sin(2.0 * mean * t), lambda t: 2.0, 0.3)
+    last = time > 0.2
+    lumped_amplitude = 0.5 * np.ptp(runs["lumped"]["tensioner_angle"][last])
+    discretized = 0.5 * np.ptp(runs["discretized"]["tensioner_angle"][last])
+    assert discretized > 1e-3  # the arm really moves
+    assert lumped_amplitude == pytest.approx(discretized, rel=0.15)
+
+
+# ------------------------------------------------------------------------------------ engine start
+@pytest.mark.parametrize("model", ["lumped", "discretized"])
+def test_engine_start_from_rest(model):
+    """Crank from 0 to 800 rpm in 0.3 s, then held, from the drive at rest: each model stays
+    finite, the arm moves, and the crank slip (belt against the crank surface,
+    1 - v_belt / (R w), from the outputs) is reported during the run-up and settles to the
+    belt's creep at idle (within 1 %: the discretized belt's mean speed also carries its
+    polygon offset, 0.25 % here). Measured: lumped 0.46 % at most during the run-up,
+    discretized 2.5 %."""
+    layout = tensioner_drive(model)
+    idle = 800 * RPM
+    results = simulate(layout, crank_speed=lambda t: idle * min(t / 0.3, 1.0), t_end=0.5, output_interval=1e-3,
+                       settle_time=0.0)
+    values = np.column_stack([results[name] for name in results.names])
+    assert np.all(np.isfinite(values))
+    radius = make_drive(layout).parameters.pulleys[layout.crank_index]["radius"]
+    crank = results["speed_crank"]
+    moving = crank > 0.1 * idle
+    crank_slip = 1.0 - results["belt_speed"][moving] / (radius * crank[moving])
+    t = results["time"][moving]
+    print(f"{model}: crank slip during the run-up: max {crank_slip[t < 0.3].max():.4g}, at idle {crank_slip[-1]:.4g}")
+    assert np.all(np.abs(crank_slip) < 0.05)
+    assert abs(crank_slip[-1]) < 0.01
+    assert np.ptp(results["tensioner_angle"]) > 1e-4
+
+
+# ------------------------------------------------------------------------------------ interfaces
+def test_fmu_runs_the_lumped_model_with_the_same_outputs(fmu):
+    """The FMU's structural parameter `model` = lumped: the same output variables (names and
+    units from the one registry), the same steps as the Python LumpedDrive to 1e-12, and a
+    state saved and restored repeats exactly."""
+    from belt_fmu.cosim import FmuInstance
+    from belt_fmu.layout import load_layout_data
+
+    crank, pump, step = 800 * RPM, 2.0, 1e-3
+    inst = FmuInstance(fmu, instance_name="lumped")
+    try:
+        inst.initialize({"model": "lumped", "crank_speed": crank, "water_pump_torque": pump})
+        layout = load_layout_data(inst.layout_data)
+        drive = LumpedDrive(dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model="lumped")))
+        assert set(drive.output_names) <= set(inst.names("output"))
+        drive.reset(crank, pump)
+        for _ in range(20):
+            inst.step(step)
+            drive.advance(step, crank, pump)
+        assert inst.get(drive.output_names) == pytest.approx(drive.output_values.tolist(), rel=1e-12, abs=1e-12)
+        saved = inst.get_state()
+        inst.step(step)
+        first = inst.get(drive.output_names)
+        inst.set_state(saved)
+        inst.step(step)
+        assert inst.get(drive.output_names) == first
+    finally:
+        inst.close()
+
+
+def test_cli_simulate_and_sweep_take_the_model(tmp_path, capsys):
+    from belt_fmu.cli import EXIT_USAGE, main
+
+    layout_file = tmp_path / "drive.toml"
+    layout_file.write_text(TENSIONER_DRIVE.format(model="discretized"))
+    out = tmp_path / "run.csv"
+    assert main(["simulate", str(layout_file), "--model", "lumped", "--t-end", "0.05", "--output-interval", "0.001",
+                 "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "lumped model" in text and out.exists()
+    assert main(["simulate", "--model", "coarse", "--t-end", "0.01"]) == EXIT_USAGE
+    assert "invalid choice: 'coarse'" in capsys.readouterr().err
+    table = tmp_path / "sweep.csv"
+    assert main(["sweep", str(layout_file), "--model", "lumped", "--rpm", "1000", "--workers", "1",
+                 "--settle-cycles", "2", "--cycles", "1", "--out", str(table)]) == 0
+    assert "lumped model" in capsys.readouterr().out and table.exists()
