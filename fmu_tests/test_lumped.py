@@ -1,9 +1,9 @@
 """The lumped rotational model (belt_fmu.model.lumped) against belt-drive theory and against
-the discretized model on the same layout (issue 11).
+the discretized model on the same layout.
 
-Theory (docs: docs/references.md R2-R4 in the discretized model's tests, the same
-numbers): on the two-pulley drive the torque balance (T1 - T2) R, Grashof/Firbank creep and
-the capstan gross-slip onset. Cross-validation: a 4-pulley drive with a back-side tensioner
+Theory (docs/references.md R2-R4, the same numbers as the discretized model's tests): on the
+two-pulley drive the torque balance (T1 - T2) R and Grashof/Firbank creep here; the capstan
+gross-slip onset runs for both models in test_two_pulley.py. Cross-validation: a 4-pulley drive with a back-side tensioner
 (63 deg wrap, 4 belt nodes on it, so the discretized belt's polygon effect on the arm stays
 small), run by both models at the same inputs; discretized signals sampled at 0.1 ms and
 low-pass filtered at half the polygon frequency, as [Scania thesis] section 7 prescribes for every
@@ -185,35 +185,6 @@ def test_torque_balance_and_creep(two_pulley_layout, law):
     assert tight == pytest.approx(800.0, rel=0.05) and slack == pytest.approx(300.0, rel=0.1)
     creep = 1.0 - driven_speed / CRANK
     assert creep == pytest.approx((tight - slack) / (EA + tight), rel=0.10)
-
-
-def test_gross_slip_starts_at_the_capstan_limit(two_pulley_layout):
-    """As the discretized model's test: ramp the load until the driven pulley slips grossly;
-    at the onset the tension ratio is exp(mu theta) = 4.81 with centrifugal tension, and the
-    load the largest transmittable torque, each within 5 %."""
-    base = two_pulley_layout(law="tanh", mu=0.5)
-    drive = LumpedDrive(dataclasses.replace(base, drive=dataclasses.replace(base.drive, model="lumped")))
-    start, rate, interval = 60.0, 50.0, 1e-3
-    drive.reset(CRANK, start)
-    rows = []
-    for k in range(600):
-        load = start + rate * k * interval
-        drive.advance(interval, CRANK, load)
-        out = drive.outputs()
-        rows.append((load, out["speed_driven"], out["span_tension_driven_driver"],
-                     out["span_tension_driver_driven"], out["belt_speed"]))
-        if out["speed_driven"] < 0.95 * CRANK:
-            break
-    rows = np.array(rows)
-    onset = int(np.argmax(1.0 - rows[:, 1] / CRANK > 0.02))
-    assert onset > 20, "the drive slipped from the start: the ramp began above the limit"
-    window = rows[onset - 10:onset]
-    tight, slack, speed = window[:, 2].mean(), window[:, 3].mean(), window[:, 4].mean()
-    centrifugal = 0.12 * speed ** 2
-    limit_ratio = np.exp(0.5 * np.pi)
-    assert (tight - centrifugal) / (slack - centrifugal) == pytest.approx(limit_ratio, rel=0.05)
-    capstan_torque = RADIUS * (tight + slack - 2 * centrifugal) * (limit_ratio - 1) / (limit_ratio + 1)
-    assert rows[onset, 0] == pytest.approx(capstan_torque, rel=0.05)
 
 
 # ------------------------------------------------------------------------------------ cross-validation
