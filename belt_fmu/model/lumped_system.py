@@ -33,7 +33,7 @@ from .inputs import input_specs
 from .outputs import output_specs
 from .parameters import translate, translate_lumped
 from .roots import brent_root
-from .system import SETTLE_TIME, DivergenceError, check_inputs
+from .system import SETTLE_TIME, DivergenceError, check_inputs, compiled_entry
 from .tensioner import spring_torque
 
 
@@ -210,19 +210,12 @@ class LumpedDrive:
             self.evaluate_outputs()
 
     def _bind(self) -> None:
-        """Call the compiled :func:`belt_fmu.model.lumped.run` through its entry point for
-        these argument types: numba's dispatcher types the 11 arguments (the records) on every
-        call, about 9 us, longer than a 1 ms communication step of this model takes. Uses the
-        dispatcher's ``overloads`` (numba internals, pinned in pyproject.toml); falls back to
-        the dispatcher if they are not there."""
-        args = (self.y, self.work, self._so, self._wo, self.parameters, self.belt, 0, self.dt, 0.0, 0.0,
-                self.output_values)
-        lumped.run(*args)  # compiles or loads from the cache
-        try:
-            signature = tuple(lumped.run.typeof_pyval(a) for a in args)
-            self._run = lumped.run.overloads[signature].entry_point
-        except (AttributeError, KeyError, TypeError):
-            self._run = lumped.run
+        """Resolve the compiled :func:`belt_fmu.model.lumped.run` for these argument types
+        once (:func:`belt_fmu.model.system.compiled_entry`): through the dispatcher, typing
+        the 11 arguments (the records) takes about 9 us per call, longer than a 1 ms
+        communication step of this model takes."""
+        self._run = compiled_entry(lumped.run, (self.y, self.work, self._so, self._wo, self.parameters, self.belt,
+                                                0, float(self.dt), 0.0, 0.0, self.output_values))
 
     def advance(self, interval: float, crank_speed: float, water_pump_torque: float = 0.0, **torques) -> None:
         """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
@@ -235,8 +228,8 @@ class LumpedDrive:
         n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
         dt = interval / n_steps
         omega = self.parameters.roles[0]["crank_sense"] * crank_speed
-        status, taken = self._run(self.y, self.work, self._so, self._wo, self.parameters, self.belt, n_steps, dt,
-                                  omega, water_pump_torque, self.output_values)
+        status, taken = self._run(self.y, self.work, self._so, self._wo, self.parameters, self.belt, n_steps,
+                                  float(dt), float(omega), float(water_pump_torque), self.output_values)
         if status != lumped.OK:
             when = self.time + taken * dt
             raise DivergenceError(f"integration of the lumped model diverged at t = {when:.6g} s: non-finite "
