@@ -4,7 +4,7 @@ the nodes of a span, and impulses (a tap test with a modal hammer).
 References (docs/references.md): the catenary of a heavy cord under horizontal tension H,
 y = (H / w) cosh(w x / H), w = m' g (curvature w / H at its vertex; sag
 (H / w)(cosh(w L / 2H) - 1) over a span L); the axially moving string, f_n = n c (1 - v^2/c^2)
-/ (2 L), c = sqrt(T / m') (REFERENCES section 5).
+/ (2 L), c = sqrt(T / m') (docs/references.md R5).
 """
 import numpy as np
 import pytest
@@ -81,7 +81,8 @@ def test_gravity_is_off_by_default(straight):
 
 def test_gravity_must_be_a_vector():
     text = "[drive]\ngravity_m_per_s2 = -9.81\n" + two_pulley_text()
-    with pytest.raises(LayoutError, match=r"drive.gravity_m_per_s2: -9.81 must be \[x, y\], two numbers in \[-100, 100\] m/s2"):
+    with pytest.raises(LayoutError,
+                       match=r"drive.gravity_m_per_s2: -9.81 must be \[x, y\], two numbers in \[-100, 100\] m/s2"):
         load_layout_text(text, "<test>")
 
 

@@ -117,7 +117,7 @@ def test_water_pump_torque_step_response(fmu):
     radii = drive.geometry.radii
     assert change("crank_torque") == pytest.approx(10.0 * radii[0] / radii[layout.water_pump_index], rel=0.03)
     assert change("hub_force_idler2") > 30.0
-    assert change("tensioner_angle") * drive.drive[0]["spring_sense"] > 1e-3
+    assert change("tensioner_angle") * drive.parameters.tensioner[0]["spring_sense"] > 1e-3
 
 
 def test_crank_speed_ramp_response(fmu):
@@ -143,7 +143,7 @@ def test_crank_speed_ramp_response(fmu):
     assert rise == pytest.approx(expected, rel=0.10)
     assert results["bearing_force"][during].mean() > results["bearing_force"][before].mean() + 20.0
     turn = results["tensioner_angle"][during].mean() - results["tensioner_angle"][before].mean()
-    assert turn * drive.drive[0]["spring_sense"] > 1e-3
+    assert turn * drive.parameters.tensioner[0]["spring_sense"] > 1e-3
 
 
 def test_state_rollback_and_serialization_repeat_exactly(fmu, instance):
@@ -219,7 +219,7 @@ def test_two_instances_with_different_parameters_are_independent(fmu, instance):
         for _ in range(50):
             alone.step(STEP)
         assert other.get(name)[0] > instance.get(name)[0] + 20.0
-        sense = BeltDrive(load_layout_data(instance.layout_data)).drive[0]["spring_sense"]
+        sense = BeltDrive(load_layout_data(instance.layout_data)).parameters.tensioner[0]["spring_sense"]
         arm = ["tensioner_angle"]
         assert (other.get(arm)[0] - instance.get(arm)[0]) * sense < -0.01  # pushed back, away from the belt
         assert instance.get(instance.names("output")) == alone.get(alone.names("output"))

@@ -104,9 +104,7 @@ def test_drive_without_tensioner_has_no_arm():
 
 
 def test_the_drive_keeps_the_records_it_was_built_from():
-    """BeltDrive builds no record of its own; ``drive`` is the TENSIONER record under the name
-    the FMU side reads the spring by."""
+    """BeltDrive builds no record of its own."""
     drive = BeltDrive(load_layout())
-    assert drive.drive is drive.parameters.tensioner
     assert drive.rest_length == drive.parameters.belt[0]["rest_length"]
     assert drive.geometry.pulleys is drive.parameters.pulleys

@@ -1,10 +1,9 @@
 """The drive as a system component: accessory ports (load torque in, speed and angle out), the
 torque-driven crank and a belt starter-generator (BSG) start.
 
-References (docs/references.md; Grashof/Firbank creep and the torque balance, REFERENCES
-sections 3-4; [Kubas and Harlecki 2021], Kubas and Kovalcik 2012, the GMS start-up case of section 9).
+References (docs/references.md: Grashof/Firbank creep and the torque balance, R3-R4;
+[Kubas and Harlecki 2021], Kubas and Kovalcik 2012, the GMS start-up case of R9).
 """
-import dataclasses
 
 import numpy as np
 import pytest
@@ -225,8 +224,8 @@ def test_torque_driven_start_up_from_rest_reaches_the_torque_balance():
     Coulomb friction) and its bearing damping c: in steady running
 
     * the crank's belt load (output crank_torque) equals the engine torque, 20 N m, within 1 %;
-    * the driven pulley's torque balance (T1 - T2) R = 15 + c w holds within 1 % (REFERENCES
-      section 4), span tensions from the outputs;
+    * the driven pulley's torque balance (T1 - T2) R = 15 + c w holds within 1 %
+      (docs/references.md R4), span tensions from the outputs;
     * its speed is within 5 % of 155 rad/s, the balance without belt losses: the belt's own
       losses (its damping) take about 1 % of the transmitted torque, 4 % of the 5 N m excess;
     * the speed loss matches Grashof/Firbank creep (T1 - T2)/(EA + T1) (section 3) within
@@ -319,7 +318,7 @@ def test_bsg_start_swaps_tight_and_slack_sides(bsg_start):
     a 2 N m load. The span leaving the crank (crank -> tensioner) is the tight side while the
     BSG drives and the slack side after firing; the span arriving at the crank the reverse.
     The tension drop across the crank is the belt's torque on it: (T_in - T_out) R_crank
-    equals the crank_torque output within 1 % in every 0.1 s window (REFERENCES section 4)."""
+    equals the crank_torque output within 1 % in every 0.1 s window (docs/references.md R4)."""
     drive, r = bsg_start
     radius = drive.geometry.radii[0]
     into, out_of = r["span_tension_idler2_crank"], r["span_tension_crank_tensioner"]
@@ -367,7 +366,7 @@ def test_bsg_start_tensioner_response(bsg_start):
     tight: the arm is pushed away from the belt (against its spring) while the BSG motors and
     comes back into the belt after firing; it stays off its stops (+-0.35 rad). Its hub load
     follows the tension of the spans it deflects: at the arm's equilibrium the spring torque
-    balances the hub load's moment (REFERENCES section 7) within the arm's Coulomb friction
+    balances the hub load's moment (docs/references.md R7) within the arm's Coulomb friction
     (3 N m away from the belt, 1.5 N m toward it): the hub load is larger while the BSG motors."""
     drive, r = bsg_start
     sense = drive.parameters.tensioner[0]["spring_sense"]  # the arm turns into the belt in this sense

@@ -68,7 +68,7 @@ def fmu_layout_data(layout: Layout) -> dict:
     if layout.tensioner is not None and layout.tensioner.preload_Nm is None:
         from ..model.system import BeltDrive
 
-        data["tensioner"]["preload_Nm"] = float(BeltDrive(layout).drive[0]["spring_preload"])
+        data["tensioner"]["preload_Nm"] = float(BeltDrive(layout).parameters.tensioner[0]["spring_preload"])
     return data
 
 

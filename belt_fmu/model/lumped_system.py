@@ -96,11 +96,6 @@ class LumpedDrive:
         lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, self.geometry.arm_installed,
                               True)
 
-    @property
-    def drive(self) -> np.ndarray:
-        """The TENSIONER record (as :attr:`belt_fmu.model.system.BeltDrive.drive`)."""
-        return self.parameters.tensioner
-
     def load_torques(self, speeds: np.ndarray, water_pump_torque: float) -> np.ndarray:
         """Steady load torque of every pulley at running speeds ``speeds`` [N m]."""
         return steady_load_torques(self.parameters, speeds, water_pump_torque)

@@ -31,7 +31,7 @@ import numpy as np
 from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
-from .inputs import CRANK_SPEED_RANGE, WATER_PUMP_TORQUE_RANGE, check_inputs, input_specs  # noqa: F401 (re-exported)
+from .inputs import check_inputs, input_specs
 from .integrator import NOT_FINITE, OK, OVERSTRETCHED, STRAIN_LIMIT, report, run, stable_time_step
 from .outputs import SPAN_OFFSET_FRACTION, SPAN_OFFSET_MIN, output_specs, span_end_points
 from .parameters import translate
@@ -112,13 +112,6 @@ class BeltDrive:
     def rest_length(self) -> float:
         """Unstretched element length l0 [m]."""
         return float(self.parameters.belt[0]["rest_length"])
-
-    @property
-    def drive(self) -> np.ndarray:
-        """The TENSIONER record (:attr:`parameters`.tensioner), under the name the FMU side
-        (belt_fmu/build/fmu.py, fmu_tests/test_fmu.py) reads ``spring_sense`` and
-        ``spring_preload`` by; remove once they read ``parameters.tensioner``."""
-        return self.parameters.tensioner
 
     # ------------------------------------------------------------------ running
     def load_torques(self, speeds: np.ndarray, water_pump_torque: float, **torques) -> np.ndarray:
@@ -238,16 +231,20 @@ class BeltDrive:
             when = self.time + taken * dt
             what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
                     f"{100 * STRAIN_LIMIT:.0f} % (the belt would have broken)"}[status]
-            inputs = "" if self.torque_driven_crank else f"crank_speed={crank_speed!r} rad/s, "
-            inputs += f"water_pump_torque={water_pump_torque!r} N.m"
-            for name, (spec, j, sign) in self._torque_inputs.items():
-                inputs += f", {name}={sign * ports[j]!r} {spec.unit}"
-            raise DivergenceError(f"integration diverged at t = {when:.6g} s: {what}; inputs {inputs}, "
-                                  f"step {dt:.3g} s")
+            raise DivergenceError(f"integration diverged at t = {when:.6g} s: {what}; inputs "
+                                  f"{self._describe_inputs(crank_speed, water_pump_torque, ports)}, step {dt:.3g} s")
         self.time += interval
-        self._check_runaway(crank_speed, water_pump_torque)
+        self._check_runaway(crank_speed, water_pump_torque, ports)
 
-    def _check_runaway(self, crank_speed: float, water_pump_torque: float) -> None:
+    def _describe_inputs(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> str:
+        """The inputs a run failed at, for its error message."""
+        text = "" if self.torque_driven_crank else f"crank_speed={crank_speed!r} rad/s, "
+        text += f"water_pump_torque={water_pump_torque!r} N.m"
+        for name, (spec, j, sign) in self._torque_inputs.items():
+            text += f", {name}={sign * ports[j]!r} {spec.unit}"
+        return text
+
+    def _check_runaway(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> None:
         """Raise DivergenceError if a pulley runs away: its cord surface faster than
         :data:`RUNAWAY_SPEED_RATIO` times the belt speed the crank gives plus
         :data:`RUNAWAY_SPEED_MARGIN`. The belt cannot drive a pulley that fast, so its load
@@ -260,8 +257,8 @@ class BeltDrive:
             raise DivergenceError(
                 f"pulley {self.pulley_names[j]} ran away by t = {self.time:.6g} s: its surface runs at "
                 f"{surface[j]:.4g} m/s ({abs(self.views.omega[j]):.4g} rad/s), the belt at {belt_speed:.4g} m/s; its "
-                f"load torque drives it and the belt cannot hold it back (inputs crank_speed={crank_speed!r} rad/s, "
-                f"water_pump_torque={water_pump_torque!r} N.m)")
+                f"load torque drives it and the belt cannot hold it back (inputs "
+                f"{self._describe_inputs(crank_speed, water_pump_torque, ports)})")
 
     def _port_torques(self, torques: dict) -> np.ndarray:
         """The load torque of every pulley from the keyword torque inputs (others 0); a
