@@ -235,6 +235,7 @@ typedef struct {
     FastBlock *block;              /* the slave's exchange block, or NULL */
     double *copy;                  /* the model's arrays before a fast step */
     size_t copy_size;
+    int fast_announced;            /* the first fast step was logged */
 } Instance;
 
 static fmi2Status worse(fmi2Status a, fmi2Status b) { return a > b ? a : b; }
@@ -596,6 +597,7 @@ static void release_interpreter_handle(void) {
 /* Read the slave's exchange block (its address is the value of the exchange variable). */
 static void attach_block(Instance *inst) {
     inst->block = NULL;
+    inst->fast_announced = 0;
     if (inst->exchange_vr < 0 || inst->broken) return;
     fmi2ValueReference vr = (fmi2ValueReference)inst->exchange_vr;
     fmi2String text = NULL;
@@ -687,6 +689,12 @@ static int fast_do_step(Instance *inst, double t, double h) {
     b->time = t + h; /* the host's clock, as the slave keeps it */
     b->touched = 1;
     inst->last_successful_time = t + h;
+    if (!inst->fast_announced) { /* once per slave, at the debug level (fmi2SetDebugLogging) */
+        inst->fast_announced = 1;
+        emit(&inst->host, inst->name, inst->logging_on, category_enabled(inst, "logAll"), fmi2OK, "logAll",
+             "fast path: fmi2SetReal, fmi2GetReal and fmi2DoStep of the lumped model are answered natively "
+             "(BELT_FMU_NATIVE_FAST_PATH=0 turns this off)");
+    }
     return 1;
 }
 
