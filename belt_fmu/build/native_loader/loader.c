@@ -233,6 +233,7 @@ typedef struct {
     double last_successful_time;
     long exchange_vr;              /* the fast path's exchange variable, or -1 (none, or turned off) */
     FastBlock *block;              /* the slave's exchange block, or NULL */
+    char exchange_text[32];        /* the exchange variable's value, when block is set */
     double *copy;                  /* the model's arrays before a fast step */
     size_t copy_size;
     int fast_announced;            /* the first fast step was logged */
@@ -608,7 +609,20 @@ static void attach_block(Instance *inst) {
     char *end = NULL;
     unsigned long long address = strtoull(text, &end, 16);
     FastBlock *block = (FastBlock *)(uintptr_t)address;
-    if (address && end && !*end && block->magic == FAST_MAGIC) inst->block = block;
+    if (address && end && !*end && block->magic == FAST_MAGIC) {
+        inst->block = block;
+        snprintf(inst->exchange_text, sizeof inst->exchange_text, "%s", text);
+    }
+}
+
+/* fmi2GetString of the exchange variable alone (hosts that record local variables read it
+   at every step): its value, without Python. 1 if done here. */
+static int fast_get_string(Instance *inst, const fmi2ValueReference vr[], size_t n, fmi2String value[]) {
+    if (!inst->block || inst->broken || !vr || !value || n == 0) return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((long)vr[i] != inst->exchange_vr) return 0;
+    for (size_t i = 0; i < n; i++) value[i] = inst->exchange_text;
+    return 1;
 }
 
 static void drop_block(Instance *inst) { inst->block = NULL; }
@@ -868,6 +882,7 @@ EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[],
     FORWARD(c, GetBoolean(INNER, vr, n, value));
 }
 EXPORT fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2String value[]) {
+    if (c && fast_get_string((Instance *)c, vr, n, value)) return fmi2OK;
     FORWARD(c, GetString(INNER, vr, n, value));
 }
 EXPORT fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Real value[]) {
