@@ -37,6 +37,11 @@ call, the variable and what is allowed; the FMU's native loader
 * a state to restore is checked entirely (it was made by this FMU, its parameters are valid,
   its model state has the right size and finite values) before any of it is applied.
 
+Speed: with the lumped model, the native loader answers the step's fmi2SetReal of the
+inputs, fmi2GetReal and fmi2DoStep itself, on this slave's arrays, through the exchange block
+of :mod:`belt_fmu.fast_path` (published after every call by :func:`fmi_call`); any call it is
+not sure of, and every other call, comes here as before.
+
 Initialization: the model starts from its steady running state at the inputs it has when
 initialization ends, or earlier if the master reads outputs in initialization mode (FMI 2.0
 InitialUnknowns: the outputs are then the running state's, e.g. the crank torque a power-unit
@@ -57,6 +62,7 @@ from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, In
 from pythonfmu.enums import Fmi2Status
 
 from . import layout as layout_module
+from .fast_path import EXCHANGE_DESCRIPTION, EXCHANGE_VARIABLE, FastPath
 from .layout import LayoutError, load_layout_data
 from .model.initialization import InitializationError
 from .model.inputs import Input, input_specs
@@ -130,17 +136,26 @@ class InvalidState:
 
 def fmi_call(name: str, default=None):
     """Decorate a method PythonFMU calls: an unexpected exception becomes an error message
-    naming the FMI function (and the slave's result ``default``), never an exception."""
+    naming the FMI function (and the slave's result ``default``), never an exception. Around
+    the call, the native loader's fast path is kept consistent with the slave
+    (:mod:`belt_fmu.fast_path`): what the loader changed is taken first, the block is
+    published again after."""
 
     def decorate(method):
         @functools.wraps(method)
         def wrapper(self, *args):
+            fast = self.__dict__.get("_fast")
             try:
+                if fast is not None:
+                    fast.pull(self)
                 return method(self, *args)
             except Exception as err:  # noqa: BLE001: nothing may leave the slave (module docstring)
                 self._error(f"{name}: unexpected {type(err).__name__}: {err} (please report this as a belt_fmu "
                             "bug)")
                 return default(*args) if callable(default) else default
+            finally:
+                if fast is not None:
+                    self._publish(fast)
         return wrapper
 
     return decorate
@@ -165,6 +180,7 @@ class BeltDriveSlave(Fmi2Slave):
         self._input: dict[int, Input] = {}  # value reference of an input -> its Input
         try:
             self._register_variables()
+            self._fast = FastPath(self)  # the native loader's fast path (belt_fmu/fast_path.py)
         except Exception as err:  # noqa: BLE001: a raising constructor would be freed twice on fmi2Reset
             self.failure = f"the FMU's resources could not be read: {type(err).__name__}: {err}"
             self._error(f"fmi2Instantiate: {self.failure}")
@@ -196,6 +212,9 @@ class BeltDriveSlave(Fmi2Slave):
                                 initial=Fmi2Initial.calculated, description=description,
                                 getter=lambda i=index: self._output(i)),
                            ("output", index, float))
+        self._register(String(EXCHANGE_VARIABLE, causality=Fmi2Causality.local, variability=Fmi2Variability.discrete,
+                              initial=Fmi2Initial.calculated, description=EXCHANGE_DESCRIPTION),
+                       ("internal", None, str))
 
     def _register(self, variable, kind) -> None:
         self.register_variable(variable)
@@ -293,6 +312,9 @@ class BeltDriveSlave(Fmi2Slave):
             return [missing] * len(vrs)
         values = []
         for vr, (role, what, _) in zip(vrs, entries):
+            if role == "internal":
+                values.append(self._fast.address() if "_fast" in self.__dict__ else "")
+                continue
             if role != "output":
                 values.append(getattr(self, what.name))
                 continue
@@ -316,6 +338,8 @@ class BeltDriveSlave(Fmi2Slave):
             name = self.vars[vr].name
             if role == "output":
                 return self._refuse(f"{call}: {name} is an output; only inputs and parameters can be set")
+            if role == "internal":
+                return self._refuse(f"{call}: {name} is internal; only inputs and parameters can be set")
             if role == "input":
                 if not (math.isfinite(value) and what.low <= value <= what.high):
                     return self._refuse(f"{call}: {name} = {value!r} {what.unit} is not allowed; it must be a "
@@ -388,6 +412,14 @@ class BeltDriveSlave(Fmi2Slave):
         self._refuse("fmi2SetBoolean: this FMU has no Boolean variables")
 
     # ------------------------------------------------------------------ helpers
+    def _publish(self, fast: FastPath) -> None:
+        """Publish the fast path's block after a call (:meth:`FastPath.publish`); a model
+        whose compiled step cannot be had stays on the Python path."""
+        try:
+            fast.publish(self, TIME_TOLERANCE)
+        except Exception:  # noqa: BLE001: nothing may leave the slave; the Python path serves all
+            fast.disable()
+
     def _start(self) -> None:
         """Build the model from the layout and parameters and start it from its steady
         running state at the current inputs, unless it already stands there (outputs read

@@ -11,13 +11,21 @@ Prints ``key: value`` lines, each with the real-time factor (simulated / wall ti
    in 10 ms chunks; checks that every output stays finite;
 3. with --fmu: the FMU of the layout, parameter model = "lumped", co-simulated in fmpy at a
    1 ms communication step for --t-end s (belt_fmu.cosim, inputs set and all outputs read
-   every step).
+   every step); then a co-simulation master's loop at 1 ms (fmi2SetReal of the two inputs,
+   fmi2DoStep, fmi2GetReal of all outputs), with the native loader's fast path and without
+   it (BELT_FMU_NATIVE_FAST_PATH=0, docs/native-hosts.md), in two styles: fmpy's FMU2Slave
+   methods (setReal, doStep, getReal: they build ctypes arrays and lists at every call) and
+   FMU2Slave's fmi2* functions on arrays made once (what a master written for speed does).
+   Each is repeated --repeat times; min and median are printed. Last, the same loop in the
+   project's C host (fmu_tests/native/fmi2_host.c, all outputs read), fast path on and off.
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
 import dataclasses
 import math
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -48,6 +56,8 @@ def main(argv=None) -> None:
     parser.add_argument("--cycle", type=float, default=1800.0, help="drive-cycle length [s], 0 to skip "
                                                                    "(default: %(default)g)")
     parser.add_argument("--fmu", action="store_true", help="also time the FMU in fmpy at a 1 ms step")
+    parser.add_argument("--repeat", type=int, default=5, help="repetitions of each master loop (default: "
+                                                                "%(default)s)")
     args = parser.parse_args(argv)
 
     layout = load_layout(args.layout)
@@ -107,6 +117,98 @@ def main(argv=None) -> None:
                                  parameters={"model": "lumped"})
             print(f"FMU in fmpy, 1 ms communication step, {args.t_end:g} s: stepping wall {results.wall_time:.4g} s, "
                   f"real-time factor {results.real_time_factor:.4g} (load {results.load_time:.3g} s)")
+            for style in ("methods", "arrays"):
+                for fast in (True, False):
+                    walls = sorted(master_loop(path, fast, style, speed, torque, args.t_end)
+                                   for _ in range(max(1, args.repeat)))
+                    steps = round(args.t_end / 1e-3)
+                    best, median = walls[0], walls[len(walls) // 2]
+                    print(f"master loop, fmpy {style}, fast path {'on' if fast else 'off'}: "
+                          f"{1e6 * best / steps:.3g} us per 1 ms step (median {1e6 * median / steps:.3g}), "
+                          f"real-time factor {args.t_end / best:.4g} (median {args.t_end / median:.4g})")
+            native_host(path, Path(tmp), speed, torque, args.t_end, args.repeat)
+
+
+def native_host(path, folder: Path, speed: float, torque: float, t_end: float, repeat: int) -> None:
+    """The master loop in the C host (fmi2_host --timing: the wall time per step of its loop)."""
+    import statistics
+    import subprocess
+    import xml.etree.ElementTree as ET
+    import zipfile
+
+    from belt_fmu.build import native
+
+    if native.compiler() is None:
+        print("C host: no C compiler, skipped")
+        return
+    host = folder / "fmi2_host"
+    source = Path(__file__).resolve().parent.parent / "fmu_tests" / "native" / "fmi2_host.c"
+    subprocess.run([native.compiler(), "-O2", "-o", str(host), str(source), "-ldl"], check=True)
+    unpacked = folder / "unpacked"
+    with zipfile.ZipFile(path) as z:
+        z.extractall(unpacked)
+    root = ET.parse(unpacked / "modelDescription.xml").getroot()
+    vr = {v.get("name"): v.get("valueReference") for v in root.iter("ScalarVariable")}
+    outputs = [v.get("valueReference") for v in root.iter("ScalarVariable") if v.get("causality") == "output"]
+    steps = round(t_end / 1e-3)
+    command = [str(host), str(unpacked), "BeltDrive", root.get("guid"), "--string", f"{vr['model']}=lumped",
+               "--set", f"{vr['crank_speed']}={speed!r}", "--set", f"{vr['water_pump_torque']}={torque!r}",
+               "--each-step", "--steps", str(steps), "--step", "1e-3", "--out", ",".join(outputs), "--timing"]
+    for fast in (True, False):
+        env = {**os.environ, "BELT_FMU_NATIVE_FAST_PATH": "1" if fast else "0"}
+        per_step = []
+        for _ in range(max(1, repeat)):
+            run = subprocess.run(command, capture_output=True, text=True, env=env, check=True)
+            per_step.append(float(next(line.split()[1] for line in run.stdout.splitlines()
+                                       if line.startswith("us_per_step"))))
+        best, median = min(per_step), statistics.median(per_step)
+        print(f"master loop, C host, fast path {'on' if fast else 'off'}: {best:.3g} us per 1 ms step "
+              f"(median {median:.3g}), real-time factor {1e3 / best:.4g} (median {1e3 / median:.4g})")
+
+
+def master_loop(path, fast: bool, style: str, speed: float, torque: float, t_end: float) -> float:
+    """Wall time [s] of a master's loop over ``t_end`` at 1 ms: the two inputs set (the crank
+    speed varying), a step, all outputs read (module docstring)."""
+    from belt_fmu.cosim import FmuInstance
+
+    switch = "BELT_FMU_NATIVE_FAST_PATH"
+    saved = os.environ.pop(switch, None)
+    if not fast:
+        os.environ[switch] = "0"  # the loader reads it at fmi2Instantiate
+    try:
+        inst = FmuInstance(path, instance_name="bench")
+    finally:
+        os.environ.pop(switch, None)
+        if saved is not None:
+            os.environ[switch] = saved
+    try:
+        inst.initialize({"model": "lumped", "crank_speed": speed, "water_pump_torque": torque})
+        f, h = inst.fmu, 1e-3
+        outputs = [inst.variables[n].valueReference for n in inst.names("output")]
+        inputs = [inst.variables[n].valueReference for n in ("crank_speed", "water_pump_torque")]
+        steps = round(t_end / h)
+        crank = [speed * (1.0 + 0.02 * math.sin(0.01 * k)) for k in range(steps)]
+        start = time.perf_counter()
+        if style == "methods":
+            for k in range(steps):
+                f.setReal(inputs, [crank[k], torque])
+                f.doStep(k * h, h)
+                f.getReal(outputs)
+        else:
+            in_vr = (ctypes.c_uint * 2)(*inputs)
+            in_value = (ctypes.c_double * 2)(speed, torque)
+            out_vr = (ctypes.c_uint * len(outputs))(*outputs)
+            out_value = (ctypes.c_double * len(outputs))()
+            component, n_out = f.component, len(outputs)
+            set_real, do_step, get_real = f.fmi2SetReal, f.fmi2DoStep, f.fmi2GetReal
+            for k in range(steps):
+                in_value[0] = crank[k]
+                set_real(component, in_vr, 2, in_value)
+                do_step(component, k * h, h, 1)
+                get_real(component, out_vr, n_out, out_value)
+        return time.perf_counter() - start
+    finally:
+        inst.close()
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from .slave_script import REQUIRED_PACKAGES, TEMPLATE
 
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent
 #: package files the FMU runs (the command line, plots and this builder stay behind)
-RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "simulation.py", "postprocess.py", "units.py", "files.py",
+RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "fast_path.py", "simulation.py", "postprocess.py", "units.py", "files.py",
                  "model/*.py")
 CLASS_NAME = "BeltDrive"  # FMI modelIdentifier: binaries/<platform>/BeltDrive.so
 DEFAULT_STEP = 1e-4  # [s] DefaultExperiment step size
@@ -202,5 +202,6 @@ def warm_jit_cache(fmu: Path) -> None:
             "    lumped = importlib.import_module(slave.PACKAGE + '.model.lumped_system').LumpedDrive(layout)\n"
             "    lumped.reset(80.0, 1.0, settle_time=1e-3)\n"
             "    lumped.advance(1e-3, 80.0, 1.0)\n"
+            "    lumped.native_step()  # the native loader's fast path (belt_fmu/fast_path.py)\n"
         )
         subprocess.run([sys.executable, "-c", code, str(resources / LAYOUT_RESOURCE)], check=True)

@@ -4,7 +4,8 @@
 loader is compiled here with the machine's C compiler (``$CC``, else ``cc``), PythonFMU's
 library moves beside it as ``pythonfmu-export.so``, and ``resources/native.cfg`` records
 what the loader needs to find a Python (the interpreter running the build, the packages the
-slave imports, the FMU's GUID), and ``resources/native_probe.py`` (probe.py) is what the
+slave imports, the FMU's GUID, the value reference of the fast path's exchange variable when
+the FMU has one: :mod:`belt_fmu.fast_path`), and ``resources/native_probe.py`` (probe.py) is what the
 loader asks each candidate Python. What the loader does and why: the comment at the top of
 ``loader.c`` and docs/native-hosts.md.
 
@@ -23,6 +24,8 @@ import tempfile
 import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
+
+from ..fast_path import EXCHANGE_VARIABLE
 
 LOADER_SOURCE = Path(__file__).resolve().parent / "native_loader" / "loader.c"
 PROBE_SOURCE = Path(__file__).resolve().parent / "native_loader" / "probe.py"
@@ -58,11 +61,13 @@ def compile_loader(output: Path) -> Path:
     return output
 
 
-def settings_text(guid: str, packages: tuple[str, ...], python: str = sys.executable) -> str:
+def settings_text(guid: str, packages: tuple[str, ...], python: str = sys.executable,
+                  fast_path_vr: int | None = None) -> str:
     return ("# native loader settings (belt_fmu/build/native_loader/loader.c), written by belt_fmu's FMU build\n"
             f"python = {python}\n"
             f"packages = {' '.join(packages)}\n"
-            f"guid = {guid}\n")
+            f"guid = {guid}\n"
+            + (f"fast_path_vr = {fast_path_vr}\n" if fast_path_vr is not None else ""))
 
 
 def install_loader(source: Path, target: Path, packages: tuple[str, ...]) -> None:
@@ -72,6 +77,7 @@ def install_loader(source: Path, target: Path, packages: tuple[str, ...]) -> Non
     with zipfile.ZipFile(source) as z:
         root = ET.fromstring(z.read("modelDescription.xml"))
     identifier = root.find("CoSimulation").get("modelIdentifier")
+    exchange = next((v for v in root.iter("ScalarVariable") if v.get("name") == EXCHANGE_VARIABLE), None)
     binary = f"binaries/{PLATFORM}/{identifier}.so"
     with tempfile.TemporaryDirectory(prefix="belt_fmu_loader_") as tmp:
         loader = compile_loader(Path(tmp) / f"{identifier}.so").read_bytes()
@@ -83,7 +89,8 @@ def install_loader(source: Path, target: Path, packages: tuple[str, ...]) -> Non
                     dst.writestr(_renamed(item, binary), loader)
                 else:
                     dst.writestr(item, content)
-            dst.writestr(f"resources/{SETTINGS_RESOURCE}", settings_text(root.get("guid"), packages))
+            exchange_vr = None if exchange is None else int(exchange.get("valueReference"))
+            dst.writestr(f"resources/{SETTINGS_RESOURCE}", settings_text(root.get("guid"), packages, fast_path_vr=exchange_vr))
             dst.writestr(f"resources/{PROBE_RESOURCE}", PROBE_SOURCE.read_text())
 
 

@@ -232,6 +232,11 @@ class LumpedDrive:
                                   f"{water_pump_torque!r} N.m, step {dt:.3g} s")
         self.time += interval
 
+    def native_step(self) -> "NativeStep":
+        """What a native caller needs to advance this drive as :meth:`advance` does, without
+        Python (the FMU's native loader: docs/native-hosts.md, "The fast path")."""
+        return NativeStep(self)
+
     # ------------------------------------------------------------------ outputs
     def outputs(self) -> dict:
         """Current values of every output in :attr:`specs` (SI units), by name."""
@@ -256,6 +261,27 @@ class LumpedDrive:
         self.y[:] = saved[1:1 + self.y.size]
         self.work[:] = saved[1 + self.y.size:]
         self.evaluate_outputs()
+
+
+class NativeStep:
+    """The compiled step of a :class:`LumpedDrive` for native callers: :attr:`address` of the
+    C function :data:`belt_fmu.model.lumped_native.advance` and :attr:`arguments`, its
+    argument words (addresses of the drive's arrays; valid while this object lives). A
+    caller advancing the drive by ``interval`` does what :meth:`LumpedDrive.advance` does:
+    ``n_steps = max(1, ceil(interval / max_step - 1e-9))``, ``dt = interval / n_steps``,
+    ``crank_omega = crank_sense * crank_speed``, and adds ``interval`` to the drive's
+    time on success; on a status other than :data:`belt_fmu.model.lumped.OK` the state is
+    not usable (the FMU's loader restores its copy and lets Python redo the step)."""
+
+    def __init__(self, drive: LumpedDrive):
+        from . import lumped_native
+
+        self.drive = drive
+        self.address = lumped_native.advance.address
+        self.arguments = lumped_native.arguments(drive.y, drive.work, drive._so, drive._wo, drive.parameters,
+                                                 drive.belt, drive.output_values)
+        self.max_step = float(drive.dt)
+        self.crank_sense = float(drive.parameters.roles[0]["crank_sense"])
 
 
 def _no_torque_inputs(torques: dict) -> None:

@@ -3,6 +3,7 @@
  *
  *   fmi2_host UNZIPPED_DIR MODEL_IDENTIFIER GUID [options]
  *     --set VR=VALUE      set a Real before initialization (repeatable)
+ *     --string VR=TEXT    set a String parameter before initialization (repeatable)
  *     --each-step         set those Reals again before every step, as a master sets inputs
  *     --out VR[,VR...]    Real value references read after every step
  *     --steps N --step H  N communication steps of H seconds (default 2000 of 1e-4)
@@ -88,12 +89,23 @@ int main(int argc, char **argv) {
     const char *dir = argv[1], *id = argv[2], *guid = argv[3];
     fmi2ValueReference set_vr[64], out_vr[256];
     double set_value[64], out[256], first[256];
+    fmi2ValueReference string_vr[16];
+    fmi2String string_value[16];
+    int n_strings = 0;
     int n_set = 0, n_out = 0, steps = 2000, state_at = -1, logging = 0, close_lib = 0, timing = 0, each = 0;
     double h = 1e-4;
     for (int i = 4; i < argc; i++) {
         if (!strcmp(argv[i], "--set") && i + 1 < argc) {
             sscanf(argv[++i], "%u=%lf", &set_vr[n_set], &set_value[n_set]);
             n_set++;
+        } else if (!strcmp(argv[i], "--string") && i + 1 < argc && n_strings < 16) {
+            char *text = argv[++i], *eq = strchr(text, '=');
+            if (!eq) {
+                fprintf(stderr, "--string needs VR=TEXT\n");
+                return 2;
+            }
+            string_vr[n_strings] = (fmi2ValueReference)atoi(text);
+            string_value[n_strings++] = eq + 1;
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             for (char *tok = strtok(argv[++i], ","); tok; tok = strtok(NULL, ",")) out_vr[n_out++] = atoi(tok);
         } else if (!strcmp(argv[i], "--steps") && i + 1 < argc) steps = atoi(argv[++i]);
@@ -126,6 +138,8 @@ int main(int argc, char **argv) {
     fmi2Status (*set_real)(fmi2Component, const fmi2ValueReference *, size_t, const fmi2Real *) =
         symbol("fmi2SetReal");
     fmi2Status (*get_real)(fmi2Component, const fmi2ValueReference *, size_t, fmi2Real *) = symbol("fmi2GetReal");
+    fmi2Status (*set_string)(fmi2Component, const fmi2ValueReference *, size_t, const fmi2String *) =
+        symbol("fmi2SetString");
     fmi2Status (*do_step)(fmi2Component, fmi2Real, fmi2Real, fmi2Boolean) = symbol("fmi2DoStep");
     fmi2Status (*get_state)(fmi2Component, fmi2FMUstate *) = symbol("fmi2GetFMUstate");
     fmi2Status (*set_state)(fmi2Component, fmi2FMUstate) = symbol("fmi2SetFMUstate");
@@ -146,6 +160,7 @@ int main(int argc, char **argv) {
     check(setup(c, 0, 0.0, 0.0, 0, 0.0), "fmi2SetupExperiment");
     check(enter(c), "fmi2EnterInitializationMode");
     if (n_set) check(set_real(c, set_vr, n_set, set_value), "fmi2SetReal");
+    if (n_strings) check(set_string(c, string_vr, n_strings, string_value), "fmi2SetString");
     check(exit_init(c), "fmi2ExitInitializationMode");
 
     double t = 0.0, wall = 0.0;

@@ -34,6 +34,21 @@
  * 4. Speed. Each host thread that calls the FMU keeps one Python thread state, so calls do
  *    not create and destroy a thread state each time (PyGILState_Ensure on a thread without
  *    one does).
+ * 5. The fast path (belt_fmu/fast_path.py, docs/native-hosts.md). A step of the lumped model
+ *    takes about a microsecond; a call into Python several. When the slave publishes an
+ *    exchange block (a lumped model stepping without failure), fmi2SetReal of the inputs,
+ *    fmi2GetReal of outputs and inputs and fmi2DoStep are answered here, on the slave's own
+ *    arrays, with the model's compiled step (a numba cfunc: no Python, no GIL). Only calls
+ *    sure to succeed are: an input out of its range or not finite, a value reference the
+ *    block does not list, a communication point other than the FMU's time, a step that is
+ *    not finite and positive go to the slave as before, and so does a step that diverges:
+ *    the model's arrays are restored from a copy taken before it and the slave takes the
+ *    same step again (the same kernel on the same values: the same divergence), with its
+ *    own messages and status. Every other call goes to the slave, which first takes what
+ *    was changed here and publishes the block again after. The block's address is read
+ *    through fmi2GetString of an internal variable (value reference in native.cfg) after
+ *    fmi2Instantiate and fmi2Reset (which makes a new slave); fmi2FreeInstance and fmi2Reset
+ *    drop it first. BELT_FMU_NATIVE_FAST_PATH=0 in the environment turns the fast path off.
  *
  * The Python C API is reached through dlsym only (no Python headers): the same binary works
  * with every Python >= 3.10. Build: cc -shared -fPIC -O2 -fvisibility=hidden loader.c -ldl -lpthread
@@ -41,6 +56,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -172,6 +188,33 @@ static struct {
     void (*release_interpreter_handle)(void); /* PythonFMU's finalizePythonInterpreter */
 } inner;
 
+/* ---------------------------------------------------------------- the fast path's block */
+/* The slave's exchange block: belt_fmu/fast_path.py, class Block (same fields, same order). */
+#define FAST_MAGIC 0x62656C7466700001ULL
+#define FAST_MAX_INPUTS 8
+#define FAST_INPUT_SLOT (-2) /* slot of input k: FAST_INPUT_SLOT - k */
+typedef int64_t (*FastKernel)(const int64_t *arguments, int64_t n_steps, double dt, double crank_omega,
+                              double water_pump_torque, int64_t *taken);
+typedef struct {
+    uint64_t magic;
+    int64_t usable;  /* slave: the step's calls may be answered here */
+    int64_t touched; /* here: inputs, time or the model changed since the slave last looked */
+    double time, time_tolerance, drive_time, max_step, crank_sense;
+    int64_t n_inputs, crank_input, pump_input;
+    int64_t input_vr[FAST_MAX_INPUTS];
+    double input_value[FAST_MAX_INPUTS], input_low[FAST_MAX_INPUTS], input_high[FAST_MAX_INPUTS];
+    int64_t n_vr;
+    const int64_t *slot; /* value reference -> -1, an output's index, or an input's slot */
+    double *outputs;
+    int64_t n_outputs;
+    double *y;
+    int64_t n_y;
+    double *work;
+    int64_t n_work;
+    FastKernel kernel;
+    const int64_t *kernel_arguments;
+} FastBlock;
+
 static pthread_mutex_t setup_lock = PTHREAD_MUTEX_INITIALIZER;
 static int ready = 0; /* Python running and PythonFMU loaded */
 static __thread int pinned = 0;
@@ -188,6 +231,12 @@ typedef struct {
     fmi2Status worst;              /* worst status logged during the current call */
     int broken;                    /* PythonFMU reported fmi2Fatal: its Python side is gone */
     double last_successful_time;
+    long exchange_vr;              /* the fast path's exchange variable, or -1 (none, or turned off) */
+    FastBlock *block;              /* the slave's exchange block, or NULL */
+    char exchange_text[32];        /* the exchange variable's value, when block is set */
+    double *copy;                  /* the model's arrays before a fast step */
+    size_t copy_size;
+    int fast_announced;            /* the first fast step was logged */
 } Instance;
 
 static fmi2Status worse(fmi2Status a, fmi2Status b) { return a > b ? a : b; }
@@ -261,11 +310,13 @@ typedef struct {
     char python[1024];      /* recorded interpreter */
     char packages[512];     /* space-separated module names the slave needs */
     char guid[128];
+    long fast_path_vr;      /* value reference of the fast path's exchange variable, or -1 */
 } Settings;
 
 static void read_settings(const char *resources, Settings *s) {
     char path[4096], line[2048];
     memset(s, 0, sizeof *s);
+    s->fast_path_vr = -1;
     snprintf(path, sizeof path, "%s/native.cfg", resources);
     FILE *f = fopen(path, "r");
     if (!f) return;
@@ -280,6 +331,7 @@ static void read_settings(const char *resources, Settings *s) {
         if (!strcmp(key, "python")) snprintf(s->python, sizeof s->python, "%s", value);
         else if (!strcmp(key, "packages")) snprintf(s->packages, sizeof s->packages, "%s", value);
         else if (!strcmp(key, "guid")) snprintf(s->guid, sizeof s->guid, "%s", value);
+        else if (!strcmp(key, "fast_path_vr")) s->fast_path_vr = strtol(value, NULL, 10);
     }
     fclose(f);
 }
@@ -542,6 +594,124 @@ static void release_interpreter_handle(void) {
     if (ready && inner.release_interpreter_handle) inner.release_interpreter_handle();
 }
 
+/* ---------------------------------------------------------------- the fast path */
+/* Read the slave's exchange block (its address is the value of the exchange variable). */
+static void attach_block(Instance *inst) {
+    inst->block = NULL;
+    inst->fast_announced = 0;
+    if (inst->exchange_vr < 0 || inst->broken) return;
+    fmi2ValueReference vr = (fmi2ValueReference)inst->exchange_vr;
+    fmi2String text = NULL;
+    inst->worst = fmi2OK;
+    fmi2Status status = inner.GetString(inst->inner, &vr, 1, &text);
+    if (status == fmi2Fatal) inst->broken = 1;
+    if (worse(status, inst->worst) != fmi2OK || !text) return;
+    char *end = NULL;
+    unsigned long long address = strtoull(text, &end, 16);
+    FastBlock *block = (FastBlock *)(uintptr_t)address;
+    if (address && end && !*end && block->magic == FAST_MAGIC) {
+        inst->block = block;
+        snprintf(inst->exchange_text, sizeof inst->exchange_text, "%s", text);
+    }
+}
+
+/* fmi2GetString of the exchange variable alone (hosts that record local variables read it
+   at every step): its value, without Python. 1 if done here. */
+static int fast_get_string(Instance *inst, const fmi2ValueReference vr[], size_t n, fmi2String value[]) {
+    if (!inst->block || inst->broken || !vr || !value || n == 0) return 0;
+    for (size_t i = 0; i < n; i++)
+        if ((long)vr[i] != inst->exchange_vr) return 0;
+    for (size_t i = 0; i < n; i++) value[i] = inst->exchange_text;
+    return 1;
+}
+
+static void drop_block(Instance *inst) { inst->block = NULL; }
+
+/* The block, if the step's calls may be answered here now. */
+static FastBlock *fast_block(Instance *inst) {
+    FastBlock *b = inst->block;
+    return b && b->usable == 1 && !inst->broken ? b : NULL;
+}
+
+/* The slot of value reference `vr`: an output's index (>= 0), an input's slot, or -1. */
+static int64_t fast_slot(const FastBlock *b, fmi2ValueReference vr) {
+    if ((int64_t)vr >= b->n_vr) return -1;
+    int64_t slot = b->slot[vr];
+    if (slot >= b->n_outputs || (slot < 0 && FAST_INPUT_SLOT - slot >= b->n_inputs)) return -1;
+    return slot;
+}
+
+/* fmi2SetReal of inputs, each finite and in its range (as the slave checks): 1 if done here. */
+static int fast_set_real(Instance *inst, const fmi2ValueReference vr[], size_t n, const fmi2Real value[]) {
+    FastBlock *b = fast_block(inst);
+    if (!b || !vr || !value) return 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t slot = fast_slot(b, vr[i]);
+        if (slot > FAST_INPUT_SLOT) return 0;
+        int64_t k = FAST_INPUT_SLOT - slot;
+        if (!(isfinite(value[i]) && value[i] >= b->input_low[k] && value[i] <= b->input_high[k])) return 0;
+    }
+    for (size_t i = 0; i < n; i++) b->input_value[FAST_INPUT_SLOT - b->slot[vr[i]]] = value[i];
+    b->touched = 1;
+    return 1;
+}
+
+/* fmi2GetReal of outputs and inputs: 1 if done here. */
+static int fast_get_real(Instance *inst, const fmi2ValueReference vr[], size_t n, fmi2Real value[]) {
+    FastBlock *b = fast_block(inst);
+    if (!b || !vr || !value) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (fast_slot(b, vr[i]) == -1) return 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t slot = b->slot[vr[i]];
+        value[i] = slot >= 0 ? b->outputs[slot] : b->input_value[FAST_INPUT_SLOT - slot];
+    }
+    return 1;
+}
+
+/* fmi2DoStep as the slave and LumpedDrive.advance take it: 1 if done here. A step the slave
+   would refuse, and one that diverges (the model's arrays are then restored), are not. */
+static int fast_do_step(Instance *inst, double t, double h) {
+    FastBlock *b = fast_block(inst);
+    if (!b || !(isfinite(h) && h > 0.0) || !isfinite(t)) return 0;
+    double scale = fabs(b->time) > 1.0 ? fabs(b->time) : 1.0; /* max(1 s, |t|), as the slave */
+    if (!(fabs(t - b->time) <= b->time_tolerance * scale)) return 0;
+    double steps = ceil(h / b->max_step - 1e-9); /* n_steps = max(1, ceil(h / dt_max - 1e-9)) */
+    if (!(steps <= 1e9)) return 0;                /* (a step that long: the slave's business) */
+    if (steps < 1.0) steps = 1.0;
+    size_t size = (size_t)(b->n_y + b->n_work + b->n_outputs);
+    if (size > inst->copy_size) {
+        double *copy = realloc(inst->copy, size * sizeof *copy);
+        if (!copy) return 0;
+        inst->copy = copy;
+        inst->copy_size = size;
+    }
+    memcpy(inst->copy, b->y, (size_t)b->n_y * sizeof(double));
+    memcpy(inst->copy + b->n_y, b->work, (size_t)b->n_work * sizeof(double));
+    memcpy(inst->copy + b->n_y + b->n_work, b->outputs, (size_t)b->n_outputs * sizeof(double));
+    int64_t taken = 0;
+    int64_t status = b->kernel(b->kernel_arguments, (int64_t)steps, h / steps,
+                               b->crank_sense * b->input_value[b->crank_input], b->input_value[b->pump_input],
+                               &taken);
+    if (status != 0) {
+        memcpy(b->y, inst->copy, (size_t)b->n_y * sizeof(double));
+        memcpy(b->work, inst->copy + b->n_y, (size_t)b->n_work * sizeof(double));
+        memcpy(b->outputs, inst->copy + b->n_y + b->n_work, (size_t)b->n_outputs * sizeof(double));
+        return 0;
+    }
+    b->drive_time += h;
+    b->time = t + h; /* the host's clock, as the slave keeps it */
+    b->touched = 1;
+    inst->last_successful_time = t + h;
+    if (!inst->fast_announced) { /* once per slave, at the debug level (fmi2SetDebugLogging) */
+        inst->fast_announced = 1;
+        emit(&inst->host, inst->name, inst->logging_on, category_enabled(inst, "logAll"), fmi2OK, "logAll",
+             "fast path: fmi2SetReal, fmi2GetReal and fmi2DoStep of the lumped model are answered natively "
+             "(BELT_FMU_NATIVE_FAST_PATH=0 turns this off)");
+    }
+    return 1;
+}
+
 /* ---------------------------------------------------------------- the FMI 2.0 functions */
 EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
 EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
@@ -620,6 +790,9 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
         free(inst);
         return NULL;
     }
+    const char *fast = getenv("BELT_FMU_NATIVE_FAST_PATH");
+    inst->exchange_vr = fast && !strcmp(fast, "0") ? -1 : settings.fast_path_vr;
+    attach_block(inst);
     return inst;
 }
 
@@ -645,6 +818,8 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
 EXPORT void fmi2FreeInstance(fmi2Component c) {
     Instance *inst = (Instance *)c;
     if (!inst) return;
+    drop_block(inst);
+    free(inst->copy);
     if (!inst->broken) {
         pin_thread();
         inner.FreeInstance(inst->inner);
@@ -678,9 +853,26 @@ EXPORT fmi2Status fmi2SetupExperiment(fmi2Component c, fmi2Boolean tolerance_def
 EXPORT fmi2Status fmi2EnterInitializationMode(fmi2Component c) { FORWARD(c, EnterInitializationMode(INNER)); }
 EXPORT fmi2Status fmi2ExitInitializationMode(fmi2Component c) { FORWARD(c, ExitInitializationMode(INNER)); }
 EXPORT fmi2Status fmi2Terminate(fmi2Component c) { FORWARD(c, Terminate(INNER)); }
-EXPORT fmi2Status fmi2Reset(fmi2Component c) { FORWARD(c, Reset(INNER)); }
+EXPORT fmi2Status fmi2Reset(fmi2Component c) {
+    /* PythonFMU makes a new slave: the block goes with the old one */
+    Instance *inst = (Instance *)c;
+    if (!inst) return fmi2Error;
+    drop_block(inst);
+    if (inst->broken) {
+        report(inst, fmi2Error, "fmi2Reset refused: the instance failed fatally before");
+        return fmi2Error;
+    }
+    pin_thread();
+    inst->worst = fmi2OK;
+    fmi2Status status = inner.Reset(inst->inner);
+    if (status == fmi2Fatal) inst->broken = 1;
+    status = worse(status, inst->worst);
+    attach_block(inst);
+    return status;
+}
 
 EXPORT fmi2Status fmi2GetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Real value[]) {
+    if (c && fast_get_real((Instance *)c, vr, n, value)) return fmi2OK;
     FORWARD(c, GetReal(INNER, vr, n, value));
 }
 EXPORT fmi2Status fmi2GetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2Integer value[]) {
@@ -690,9 +882,11 @@ EXPORT fmi2Status fmi2GetBoolean(fmi2Component c, const fmi2ValueReference vr[],
     FORWARD(c, GetBoolean(INNER, vr, n, value));
 }
 EXPORT fmi2Status fmi2GetString(fmi2Component c, const fmi2ValueReference vr[], size_t n, fmi2String value[]) {
+    if (c && fast_get_string((Instance *)c, vr, n, value)) return fmi2OK;
     FORWARD(c, GetString(INNER, vr, n, value));
 }
 EXPORT fmi2Status fmi2SetReal(fmi2Component c, const fmi2ValueReference vr[], size_t n, const fmi2Real value[]) {
+    if (c && fast_set_real((Instance *)c, vr, n, value)) return fmi2OK;
     FORWARD(c, SetReal(INNER, vr, n, value));
 }
 EXPORT fmi2Status fmi2SetInteger(fmi2Component c, const fmi2ValueReference vr[], size_t n,
@@ -786,6 +980,7 @@ EXPORT fmi2Status fmi2DoStep(fmi2Component c, fmi2Real t, fmi2Real h, fmi2Boolea
         report(inst, fmi2Error, "fmi2DoStep refused: the instance failed fatally before");
         return fmi2Error;
     }
+    if (fast_do_step(inst, t, h)) return fmi2OK;
     pin_thread();
     inst->worst = fmi2OK;
     fmi2Status status = inner.DoStep(inst->inner, t, h, no_set_state_prior);
