@@ -220,11 +220,11 @@ def _add_inputs(parser, prefix: str = "") -> None:
 
     low, high = RPM_RANGE
     parser.add_argument("--rpm", type=_real(f"a crank speed in [{low:g}, {high:.0f}] rpm (the model's range)",
-                                            lambda x: low <= x <= high), default=800.0,
+                                            lambda x, low=low, high=high: low <= x <= high), default=800.0,
                         metavar="RPM", help=prefix + f"crank speed [rpm], {low:g} to {high:.0f} (default: %(default)g)")
     low, high = WATER_PUMP_TORQUE_RANGE
     parser.add_argument("--water-pump-torque", type=_real(f"a torque in [{low:g}, {high:g}] N m (the model's range)",
-                                                          lambda x: low <= x <= high),
+                                                          lambda x, low=low, high=high: low <= x <= high),
                         default=0.0, metavar="NM",
                         help=prefix + f"water-pump load torque [N m], positive against its rotation, {low:g} to "
                                       f"{high:g} (default: %(default)g)")

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from belt_fmu import DivergenceError, load_layout
-from belt_fmu.cli import EXIT_LAYOUT, EXIT_MODEL, EXIT_USAGE, main
+from belt_fmu.cli import EXIT_LAYOUT, EXIT_MODEL, EXIT_USAGE, _parser, main
 from belt_fmu.model.geometry import BeltPath
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -68,6 +68,22 @@ def test_bad_values_are_argparse_errors_naming_the_option(option, value, capsys)
     assert main(["simulate", option, value]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert f"argument {option}:" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("option, value, accepted", [("--rpm", "1200", True), ("--rpm", "14000", True),
+                                                     ("--rpm", "15000", False), ("--rpm", "-1", False),
+                                                     ("--water-pump-torque", "999", True),
+                                                     ("--water-pump-torque", "1001", False)])
+def test_input_options_check_their_own_range(option, value, accepted):
+    """Each input option is checked against its own documented range (crank speed 0 to
+    14324 rpm, water-pump torque -1000 to 1000 N m): the speed's check once read the torque's
+    range and refused 1200 rpm."""
+    parser = _parser()
+    if accepted:
+        parser.parse_args(["simulate", option, value])
+    else:
+        with pytest.raises(SystemExit):
+            parser.parse_args(["simulate", option, value])
 
 
 def test_output_interval_longer_than_the_run_is_refused(capsys):
