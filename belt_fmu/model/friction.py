@@ -82,6 +82,10 @@ FRICTION_LAW = np.dtype(
 )
 
 
+
+#: tanh(x) rounds to 1 in double precision for x above 19.06 (1 - tanh x = 2 exp(-2x) < 2^-53)
+TANH_SATURATION = 19.1
+
 @njit(cache=True)
 def is_state_law(law) -> bool:
     """Whether the law code ``law`` has internal states integrated exactly over a step
@@ -129,6 +133,22 @@ def friction_coefficient(law, mu, slip_speed, belt_speed):
     return coef, slope / vref
 
 
+@njit(cache=True, inline="always")
+def saturated_sliding(law, limit, free_slip, mass, dt):
+    """End-of-step slip [m/s] of a contact that slides through the step on the tanh law, else
+    0: the slip left after the full friction impulse ``dt limit`` (``limit`` = mu N), if the
+    law is saturated there to the last bit (tanh = 1 in double precision beyond
+    :data:`TANH_SATURATION`), solves the
+    implicit Euler equation of :func:`implicit_friction` exactly, without its iteration."""
+    if law.law != LAW_TANH:
+        return 0.0
+    target = abs(free_slip)
+    sliding = target - dt * limit / mass
+    if 4.0 * sliding > TANH_SATURATION * law.velocity_threshold:
+        return sliding if free_slip > 0.0 else -sliding
+    return 0.0
+
+
 @njit(cache=True)
 def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass, dt, guess):
     """Friction force of one contact over a step, from the implicit Euler equation
@@ -167,6 +187,9 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass,
     if target == 0.0:
         return 0.0, 0.0
     scale = dt * normal
+    sliding = saturated_sliding(law, mu * normal, free_slip, mass, dt)
+    if sliding != 0.0:
+        return -mass * (free_slip - sliding) / dt, sliding
     # bracket [lo, hi] with residual(lo) <= 0 <= residual(hi); residual and slope kept at lo
     lo = 0.0
     lo_res = -mass * target

@@ -74,9 +74,7 @@ class LumpedDrive:
         self.views = self._views(lumped.LUMPED_STATE_LAYOUT, self.y, self._so, p)
         self.arrays = self._views(lumped.LUMPED_WORK_LAYOUT, self.work, self._wo, p)
         self._place_reference()
-        a = self.arrays
-        self.dt = min(lumped.MAX_STEP, lumped.ARM_STEP_SAFETY * lumped.arm_step_limit(
-            self.parameters, self.belt, a["spring_length"], a["direction_x"], a["direction_y"]))
+        self.dt = lumped.MAX_STEP
         self._run = lumped.run  # the compiled entry point once known (_bind)
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
@@ -88,7 +86,7 @@ class LumpedDrive:
         views = {}
         for k, (name, extent, _) in enumerate(table):
             view = buffer[starts[k]:starts[k + 1]]
-            views[name] = view.reshape((p, 2)) if isinstance(extent, tuple) else view
+            views[name] = view.reshape(lumped.shape(extent, p)) if isinstance(extent, tuple) else view
         return views
 
     def _place_reference(self) -> None:
@@ -191,6 +189,7 @@ class LumpedDrive:
         v["content"][:] = springs / (1.0 + strain)
         v["wrap_content"][:] = self._installed_wraps() / (1.0 + np.roll(strain, 1))
         a["tension"][:] = tension
+        a["belt_force"][:] = tension - np.roll(tension, 1)  # each pulley's share of the load: steady running
         crank = geom.crank
         flow = abs(crank_speed) * geom.radii[crank] / (1.0 + strain[crank - 1])
         v["flow"][:] = flow
@@ -227,9 +226,11 @@ class LumpedDrive:
                                   float(dt), float(omega), float(water_pump_torque), self.output_values)
         if status != lumped.OK:
             when = self.time + taken * dt
-            raise DivergenceError(f"integration of the lumped model diverged at t = {when:.6g} s: non-finite "
-                                  f"state values; inputs crank_speed={crank_speed!r} rad/s, water_pump_torque="
-                                  f"{water_pump_torque!r} N.m, step {dt:.3g} s")
+            what = ("non-finite state values" if status == lumped.NOT_FINITE
+                    else f"a step's implicit equations had no solution within {lumped.MAX_ITERATIONS} Newton iterations")
+            raise DivergenceError(f"integration of the lumped model diverged at t = {when:.6g} s: {what}; inputs "
+                                  f"crank_speed={crank_speed!r} rad/s, water_pump_torque={water_pump_torque!r} N.m, "
+                                  f"step {dt:.3g} s")
         self.time += interval
 
     def native_step(self) -> "NativeStep":

@@ -61,7 +61,7 @@ def arm_torque(tensioner, psi, psi_rate, hub_x, hub_y):
     return torque
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def arm_pulley_center(tensioner, arm, centers, center_velocity, t):
     """Centre [m] and velocity [m/s] of the tensioner pulley ``t`` on the arm at state
     ``arm`` = (psi, dpsi/dt), into row ``t`` of ``centers`` and ``center_velocity``."""
