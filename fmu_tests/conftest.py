@@ -95,3 +95,13 @@ def two_pulley_layout():
     """Factory: ``two_pulley_layout(law="tanh", ...)`` -> Layout."""
     return lambda **kw: load_layout_text(two_pulley_text(**kw), source="<two-pulley test drive>")
 
+
+def status_of(call) -> int:
+    """The FMI status a call returned (0 OK; fmpy raises for worse than warning)."""
+    from fmpy.fmi1 import FMICallException
+
+    try:
+        call()
+    except FMICallException as err:
+        return err.status
+    return 0

@@ -19,20 +19,12 @@ from belt_fmu.cosim import FmuInstance
 from belt_fmu.model import lumped
 from belt_fmu.units import RPM
 
+from conftest import status_of
+
 SWITCH = "BELT_FMU_NATIVE_FAST_PATH"
 STEP = 1e-3
 ERROR, DISCARD = 3, 2
 FAST_NOTE = "fast path: fmi2SetReal, fmi2GetReal and fmi2DoStep of the lumped model are answered natively"
-
-
-def status_of(call) -> int:
-    from fmpy.fmi1 import FMICallException
-
-    try:
-        call()
-    except FMICallException as err:
-        return err.status
-    return 0
 
 
 def lumped_instance(fmu, monkeypatch, fast: bool, name: str, crank=800 * RPM, pump=2.0) -> FmuInstance:

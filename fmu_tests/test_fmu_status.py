@@ -11,24 +11,16 @@ import sys
 
 import numpy as np
 import pytest
-from fmpy.fmi1 import FMICallException
 
 from belt_fmu.cosim import FmuInstance
 from belt_fmu.units import RPM
+
+from conftest import status_of
 
 STEP = 1e-4
 CRANK = 800 * RPM
 PUMP = 2.0
 ERROR, DISCARD = 3, 2
-
-
-def status_of(call) -> int:
-    """The FMI status a call returned (0 OK; fmpy raises for worse than warning)."""
-    try:
-        call()
-    except FMICallException as err:
-        return err.status
-    return 0
 
 
 def errors(instance) -> list[str]:
