@@ -8,7 +8,7 @@ normal running, so ``sense * omega`` is its running speed.
 import numpy as np
 from numba import njit
 
-from .friction import implicit_friction, saturated_sliding
+from .friction import implicit_friction
 from .tensioner import arm_pulley_center
 
 #: One row per pulley, in belt travel order.
@@ -114,13 +114,9 @@ def accelerate_pulleys(p, s, w, dt, water_pump_torque):
             resisting, driving = pulley_loads(roles, pulleys[j], j, s.omega[j], water_pump_torque, w.port_torque[j],
                                               p.load_table)
             free = s.omega[j] + dt * (pulleys[j].sense * driving - pulleys[j].bearing_damping * s.omega[j]) / inertia
-            if resisting == 0.0:
-                s.omega[j] = free
-                continue
-            # a pulley running well away from standstill (the common case) in closed form
-            sliding = saturated_sliding(p.load_friction[0], resisting, free, inertia, dt)
-            s.omega[j] = sliding if sliding != 0.0 else implicit_friction(
-                p.load_friction[0], resisting, 1.0, free, 0.0, w.arm_work, w.arm_work, inertia, dt, s.omega[j])[1]
+            s.omega[j] = free if resisting == 0.0 else implicit_friction(p.load_friction[0], resisting, 1.0, free, 0.0,
+                                                                         w.arm_work, w.arm_work, inertia, dt,
+                                                                         s.omega[j])[1]
 
 
 def steady_load_torques(parameters, speeds, water_pump_torque: float, port_torque=None) -> np.ndarray:

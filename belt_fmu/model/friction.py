@@ -82,9 +82,9 @@ FRICTION_LAW = np.dtype(
 )
 
 
-
 #: tanh(x) rounds to 1 in double precision for x above 19.06 (1 - tanh x = 2 exp(-2x) < 2^-53)
 TANH_SATURATION = 19.1
+
 
 @njit(cache=True)
 def is_state_law(law) -> bool:

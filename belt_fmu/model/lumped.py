@@ -68,7 +68,7 @@ from .friction import (LAW_CREEP_POLYNOMIAL, LAW_GMS, LAW_LUGRE, LAW_TANH, frict
                        stribeck, stribeck_slope)
 from .outputs import (ANGLE, BEARING_FORCE, BELT_SPEED, CRANK_TORQUE, HUB_FORCE, HUB_FORCE_X, HUB_FORCE_Y, PULLEY_BLOCK,
                       PULLEY_STRIDE, SLIP, SPAN_STRIDE, SPAN_TENSION, SPEED, TENSIONER_ANGLE, TENSIONER_ANGLE_REL)
-from .tensioner import arm_pulley_center, arm_torque, spring_torque
+from .tensioner import arm_pulley_center, arm_support_torque, arm_torque
 
 #: [m/s] regularization of the Coulomb laws (bristle, Dahl) in steady sliding: tanh(4 v / v)
 #: reaches 0.999 of the coefficient at this gross slip velocity ([Simscape Belt Pulley]'s velocity threshold)
@@ -540,6 +540,15 @@ def solve_step_matrix(w, n, bordered):
 
 
 @njit(cache=True, inline="always")
+def speed_gain(p, j, dt):
+    """d(R_j w_j)/dF [m/(s N)]: how much pulley j's surface speed at the end of the step rises
+    per newton of the belt's force on it, ``R^2 theta dt / I`` (0 for the speed-driven crank)."""
+    if j == p.roles[0].crank:
+        return 0.0
+    return p.pulleys[j].radius * p.pulleys[j].radius * THETA * dt / p.pulleys[j].inertia
+
+
+@njit(cache=True, inline="always")
 def end_tensions(p, s, w, dpsi):
     """The spans' end-of-step tensions for the current flows and arm angle change ``dpsi``."""
     n = p.pulleys.shape[0]
@@ -555,8 +564,8 @@ def arm_residual(p, w, dt, psi0, rate0, moment0, psi):
         J (r - r0) / dt = (M0 + M(psi, r)) / 2 + F(r),   r = 2 (psi - psi0) / dt - r0,
 
     the trapezoidal rule for the arm's torque M without Coulomb friction (hub load
-    ``-sum (T_a - m'v^2) lever_a`` over its two spans, spring, damper, stops:
-    :func:`belt_fmu.model.tensioner.arm_torque`), the friction torque F (asymmetric, a tanh law
+    ``-sum (T_a - m'v^2) lever_a`` over its two spans; spring, damper, stops:
+    :func:`belt_fmu.model.tensioner.arm_support_torque`), the friction torque F (asymmetric, a tanh law
     in rad/s, [Scania thesis] section 4.3) implicit at the end of the step as the discretized
     model's arm takes it. ``moment0`` is M at the start of the step."""
     arm = p.tensioner[0]
@@ -564,21 +573,14 @@ def arm_residual(p, w, dt, psi0, rate0, moment0, psi):
     t = p.roles[0].tensioner
     i = t - 1 if t > 0 else n - 1
     rate = 2.0 * (psi - psi0) / dt - rate0
-    moment = -(w.tension[i] - w.centrifugal[i]) * w.lever[i] - (w.tension[t] - w.centrifugal[t]) * w.lever[t]
-    moment += spring_torque(arm, psi) - arm.damping * rate
-    stiffness = arm.spring_rate + 2.0 * arm.damping / dt
-    if psi > arm.stop_max:
-        moment -= arm.stop_stiffness * (psi - arm.stop_max) + arm.stop_damping * rate
-        stiffness += arm.stop_stiffness + 2.0 * arm.stop_damping / dt
-    elif psi < arm.stop_min:
-        moment -= arm.stop_stiffness * (psi - arm.stop_min) + arm.stop_damping * rate
-        stiffness += arm.stop_stiffness + 2.0 * arm.stop_damping / dt
+    support, stiffness, damping = arm_support_torque(arm, psi, rate)
+    moment = support - (w.tension[i] - w.centrifugal[i]) * w.lever[i] - (w.tension[t] - w.centrifugal[t]) * w.lever[t]
     away = rate * arm.spring_sense < 0.0  # moving against the spring: away from the belt
     level = arm.friction_away if away else arm.friction_toward
     coefficient, slope = friction_coefficient(p.arm_friction[0], level, abs(rate), 0.0)
     friction = -coefficient if rate > 0.0 else coefficient
     residual = arm.arm_inertia * (rate - rate0) / dt - 0.5 * (moment0 + moment) - friction
-    derivative = 2.0 * arm.arm_inertia / (dt * dt) + 0.5 * stiffness + 2.0 * slope / dt
+    derivative = 2.0 * arm.arm_inertia / (dt * dt) + 0.5 * (stiffness + 2.0 * damping / dt) + 2.0 * slope / dt
     w.arm_friction_slope[0] = slope
     return residual, derivative
 
@@ -590,7 +592,6 @@ def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
     Returns the merit: the sum of the squared residuals, the arm's as a force at its pulley."""
     pulleys = p.pulleys
     n = pulleys.shape[0]
-    crank = p.roles[0].crank
     t = p.roles[0].tensioner
     m = n + 1 if t >= 0 else n
     law = p.friction[0]
@@ -605,8 +606,7 @@ def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
         i = j - 1 if j > 0 else n - 1
         nxt = j + 1 if j + 1 < n else 0
         pulley = pulleys[j]
-        inv_inertia = 0.0 if j == crank else 1.0 / pulley.inertia
-        gain = pulley.radius * pulley.radius * THETA * dt * inv_inertia  # d(R w)/dF
+        gain = speed_gain(p, j, dt)
         t_out = w.tension[j] - w.centrifugal[i]
         t_in = w.tension[i] - w.centrifugal[i]
         stretch = w.spring_length[i] / s.content[i]  # 1 + eps_(j-1)
@@ -649,15 +649,13 @@ def trust_region(p, s, w, dt, d):
     there lands on the flat part, where the belt's uniform flow is barely determined."""
     pulleys = p.pulleys
     n = pulleys.shape[0]
-    crank = p.roles[0].crank
     t = p.roles[0].tensioner
     dpsi = d[n] if t >= 0 else 0.0
     fraction = 1.0
     for j in range(n):
         i = j - 1 if j > 0 else n - 1
         nxt = j + 1 if j + 1 < n else 0
-        inv_inertia = 0.0 if j == crank else 1.0 / pulleys[j].inertia
-        gain = pulleys[j].radius * pulleys[j].radius * THETA * dt * inv_inertia
+        gain = speed_gain(p, j, dt)
         d_out = w.coupling[j] * dpsi - w.compliance[j] * (d[j] - d[nxt])
         d_in = w.coupling[i] * dpsi - w.compliance[i] * (d[i] - d[j])
         d_slip = d[j] * w.spring_length[i] / s.content[i] - gain * (d_out - d_in)
@@ -685,7 +683,6 @@ def keep_slips(p, s, w, dt, dpsi):
     last slips the iteration starts where the laws are linearized well."""
     pulleys = p.pulleys
     n = pulleys.shape[0]
-    crank = p.roles[0].crank
     a = w.jacobian
     b = w.newton
     for r in range(n):
@@ -695,8 +692,7 @@ def keep_slips(p, s, w, dt, dpsi):
         i = j - 1 if j > 0 else n - 1
         nxt = j + 1 if j + 1 < n else 0
         pulley = pulleys[j]
-        inv_inertia = 0.0 if j == crank else 1.0 / pulley.inertia
-        gain = pulley.radius * pulley.radius * THETA * dt * inv_inertia
+        gain = speed_gain(p, j, dt)
         # slip_j = stretch q_j - R free_speed_j - gain (T_j - T_(j-1)), the tensions linear in q
         a[j, j] += w.spring_length[i] / s.content[i] + gain * (w.compliance[j] + w.compliance[i])
         a[j, nxt] -= gain * w.compliance[j]
@@ -773,8 +769,7 @@ def relax_step(p, s, w, dt, psi0, rate0, moment0):
             i = j - 1 if j > 0 else n - 1
             nxt = j + 1 if j + 1 < n else 0
             pulley = pulleys[j]
-            inv_inertia = 0.0 if j == crank else 1.0 / pulley.inertia
-            gain = pulley.radius * pulley.radius * THETA * dt * inv_inertia
+            gain = speed_gain(p, j, dt)
             dpsi = psi - psi0
             t_out0 = w.predicted[j] + w.coupling[j] * dpsi + w.compliance[j] * s.flow[nxt]
             t_in0 = w.predicted[i] + w.coupling[i] * dpsi - w.compliance[i] * s.flow[i]
@@ -845,30 +840,26 @@ def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
         for k in range(m):
             d[k] = b[k]
             small &= abs(b[k]) <= (FLOW_TOLERANCE if k < n else ANGLE_TOLERANCE)
-        if small and trust_region(p, s, w, dt, d) == 1.0:  # the last correction is within tolerance: apply it and stop
-            for j in range(n):
-                s.flow[j] += d[j]
-            if t >= 0:
-                psi += d[n]
-            finish_step(p, s, w, dt, psi0, rate0, psi)
-            return iteration
-        step = trust_region(p, s, w, dt, d)
+        fraction = trust_region(p, s, w, dt, d)
         for k in range(m):
-            d[k] *= step
-        step = 1.0
+            d[k] *= fraction
         for j in range(n):
             s.flow[j] += d[j]
         if t >= 0:
             psi += d[n]
+        if small and fraction == 1.0:  # the last correction is within tolerance: stop
+            finish_step(p, s, w, dt, psi0, rate0, psi)
+            return iteration
         trial = assemble(p, s, w, dt, psi0, rate0, moment0, psi)
+        length = 1.0  # of the line search, along the shortened correction
         for _ in range(30):
-            if trial <= (1.0 - 1e-4 * step) * merit or not np.isfinite(merit):
+            if trial <= (1.0 - 1e-4 * length) * merit or not np.isfinite(merit):
                 break
-            step *= 0.5
+            length *= 0.5
             for j in range(n):
-                s.flow[j] -= step * d[j]
+                s.flow[j] -= length * d[j]
             if t >= 0:
-                psi -= step * d[n]
+                psi -= length * d[n]
             trial = assemble(p, s, w, dt, psi0, rate0, moment0, psi)
         merit = trial
     sweeps = relax_step(p, s, w, dt, psi0, rate0, moment0)
@@ -891,7 +882,7 @@ def finish_step(p, s, w, dt, psi0, rate0, psi):
         force = w.tension[j] - w.tension[i]
         w.belt_force[j] = force
         if j != crank:
-            s.omega[j] = pulley.sense * (w.free_speed[j] + THETA * dt * pulley.radius * force / pulley.inertia)
+            s.omega[j] = pulley.sense * (w.free_speed[j] + th_dt * pulley.radius * force / pulley.inertia)
         w.slip[j] = s.flow[j] * w.spring_length[i] / s.content[i] - pulley.radius * pulley.sense * s.omega[j]
     for j in range(n):
         nxt = j + 1 if j + 1 < n else 0

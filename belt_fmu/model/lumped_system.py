@@ -227,7 +227,8 @@ class LumpedDrive:
         if status != lumped.OK:
             when = self.time + taken * dt
             what = ("non-finite state values" if status == lumped.NOT_FINITE
-                    else f"a step's implicit equations had no solution within {lumped.MAX_ITERATIONS} Newton iterations")
+                    else f"a step's implicit equations had no solution within {lumped.MAX_ITERATIONS} Newton iterations "
+                         f"nor {lumped.MAX_SWEEPS} Gauss-Seidel sweeps")
             raise DivergenceError(f"integration of the lumped model diverged at t = {when:.6g} s: {what}; inputs "
                                   f"crank_speed={crank_speed!r} rad/s, water_pump_torque={water_pump_torque!r} N.m, "
                                   f"step {dt:.3g} s")

@@ -42,23 +42,31 @@ def spring_torque(tensioner, psi):
         psi - tensioner.installed_angle)
 
 
+@njit(cache=True, inline="always")
+def arm_support_torque(tensioner, psi, psi_rate):
+    """Torque of the arm's own spring (:func:`spring_torque`), viscous damper and end stops (a
+    stiff spring-damper beyond each stop) [N m, CCW], ([Scania thesis] 4.3), with its
+    stiffness and damping: ``-d torque / d psi`` [N m/rad] and ``-d torque / d psi_rate``
+    [N m s/rad]."""
+    torque = spring_torque(tensioner, psi) - tensioner.damping * psi_rate
+    stiffness = tensioner.spring_rate
+    damping = tensioner.damping
+    if psi > tensioner.stop_max or psi < tensioner.stop_min:
+        stop = tensioner.stop_max if psi > tensioner.stop_max else tensioner.stop_min
+        torque -= tensioner.stop_stiffness * (psi - stop) + tensioner.stop_damping * psi_rate
+        stiffness += tensioner.stop_stiffness
+        damping += tensioner.stop_damping
+    return torque, stiffness, damping
+
+
 @njit(cache=True)
 def arm_torque(tensioner, psi, psi_rate, hub_x, hub_y):
-    """Torque on the tensioner arm [N m, CCW], Coulomb friction excluded ([Scania thesis] 4.3).
-
-    Belt load (hub force moment about the pivot, eq. 12.23), spring (:func:`spring_torque`),
-    viscous damper, end stops (a stiff spring-damper beyond each stop).
-    """
+    """Torque on the tensioner arm [N m, CCW], Coulomb friction excluded ([Scania thesis] 4.3):
+    the belt load (hub force moment about the pivot, eq. 12.23) and the arm's spring, damper
+    and stops (:func:`arm_support_torque`)."""
     rx = tensioner.arm_length * np.cos(psi)
     ry = tensioner.arm_length * np.sin(psi)
-    torque = rx * hub_y - ry * hub_x
-    torque += spring_torque(tensioner, psi)
-    torque -= tensioner.damping * psi_rate
-    if psi > tensioner.stop_max:
-        torque -= tensioner.stop_stiffness * (psi - tensioner.stop_max) + tensioner.stop_damping * psi_rate
-    elif psi < tensioner.stop_min:
-        torque -= tensioner.stop_stiffness * (psi - tensioner.stop_min) + tensioner.stop_damping * psi_rate
-    return torque
+    return rx * hub_y - ry * hub_x + arm_support_torque(tensioner, psi, psi_rate)[0]
 
 
 @njit(cache=True, inline="always")
