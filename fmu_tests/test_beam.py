@@ -7,7 +7,7 @@ itself (no dynamics, no contact).
 import numpy as np
 import pytest
 
-from belt_fmu.model.belt import BELT, beam_element
+from belt_fmu.model.belt import BELT, beam_element, chord_angle
 
 LENGTH = 1.0  # [m]
 YOUNG = 2.1e9  # [Pa]
@@ -75,3 +75,23 @@ def test_cantilever_matches_bisshopp_drucker_elastica(alpha, y_over_l, x_over_l,
     assert dy / LENGTH == pytest.approx(y_over_l, rel=0.01)
     assert -dx / LENGTH == pytest.approx(x_over_l, rel=0.015)
     assert np.degrees(rot) == pytest.approx(angle_deg, rel=0.01)
+
+
+def test_chord_angle_is_atan2_to_rounding():
+    """The element's chord angle (belt.chord_angle, arithmetic instead of libm's atan2 so
+    that the element loop vectorizes) against np.arctan2 over random directions of every
+    octant and the octant and reduction boundaries: within 2 ulp of the result (libm's
+    atan2 is itself within 1 ulp; Moshier's rational approximation is good to 2e-16
+    relative, and the octant reduction rounds once more). The angle of (-1, -0) may be
+    +pi instead of -pi: the same direction, and the element wraps angles."""
+    rng = np.random.default_rng(7)
+    angle = rng.uniform(-np.pi, np.pi, 200_000)
+    radius = rng.uniform(1e-3, 10.0, angle.size)
+    x, y = radius * np.cos(angle), radius * np.sin(angle)
+    edges = np.array([[1, 0], [0, 1], [-1, 0], [0, -1], [1, 1], [-1, 1], [1, -1], [-1, -1], [1, 0.66],
+                      [1, np.nextafter(0.66, 1)], [0.66, 1], [1e-300, 1], [1, 1e-300], [-1, 1e-300], [-1, -1e-300]])
+    x, y = np.concatenate([x, edges[:, 0]]), np.concatenate([y, edges[:, 1]])
+    got = np.array([chord_angle(a, b) for a, b in zip(x, y)])
+    expected = np.arctan2(y, x)
+    assert np.all(np.abs(got - expected) <= 2 * np.spacing(np.abs(expected)))
+    assert abs(chord_angle(-1.0, -0.0)) == np.pi

@@ -151,15 +151,33 @@ def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque):
 
 
 @njit(cache=True)
-def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_torque):
+def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
+        trial_countdown):
     """Entry from Python: :func:`advance` on the flat buffers of a drive (one call per
-    communication step: each call from Python costs microseconds)."""
+    communication step: each call from Python costs microseconds).
+
+    The first step may have been taken already, as the outputs' trial step (:func:`report`):
+    if ``trial_countdown`` > 0 (the caller passes it only when that trial was taken with
+    these inputs and this ``dt``) and ``y`` still equals the state the trial started from,
+    ``trial_start``, bit for bit, the trial's end state ``trial_y`` is the first step's: the
+    same compiled :func:`step` on the same state, inputs and ``dt``, leaving the work
+    buffers as that step does (the trial step's), and ``trial_countdown`` the neighbour-list
+    countdown before the step's decrement. So reading the outputs costs no step of its own,
+    and a run that reads them follows the same states as one that does not.
+    """
     s, w = unpack(parameters, y, work, index_work)
+    if trial_countdown > 0 and np.array_equal(y, trial_start):
+        y[:] = trial_y
+        w.rebuild_countdown[0] = trial_countdown - 1
+        if n_steps == 1:
+            return health(parameters, s, w), 1
+        status, taken = advance(parameters, s, w, n_steps - 1, dt, crank_omega, water_pump_torque)
+        return status, taken + 1
     return advance(parameters, s, w, n_steps, dt, crank_omega, water_pump_torque)
 
 
 @njit(cache=True)
-def report(y, work, index_work, parameters, trial_y, dt, crank_omega, water_pump_torque, outputs):
+def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omega, water_pump_torque, outputs):
     """Entry from Python: the outputs of the state ``y`` into ``outputs``.
 
     The forces among the outputs (hub forces, span tensions, crank torque) are those the
@@ -167,18 +185,25 @@ def report(y, work, index_work, parameters, trial_y, dt, crank_omega, water_pump
     on the step's length, and so would outputs read after a step of any other length (a
     communication step ending 1e-12 s after a full one moved hub forces by 5 %). So they
     are always those of one trial step of length ``dt`` from ``y`` with these inputs, taken
-    on the copy ``trial_y`` and discarded: the outputs are a function of the state, the
-    inputs and ``dt`` (BeltDrive passes the length of the steps it runs with, or its nominal
-    step after an interval too short to resolve the forces), not of the steps that led there. The trial leaves the neighbour
-    lists due for a rebuild if they were, so the run continues exactly as without it.
+    on the copy ``trial_y``: the outputs are a function of the state, the inputs and ``dt``
+    (BeltDrive passes the length of the steps it runs with, or its nominal step after an
+    interval too short to resolve the forces), not of the steps that led there. ``y`` is
+    kept in ``trial_start``, so that :func:`run` can take the trial as its first step.
+
+    Returns the neighbour-list countdown the trial step started with (after the rebuild
+    it made, if one was due), for :func:`run`; the countdown in the work buffer is left
+    as it was (0 if a rebuild was due), so the run continues exactly as without the trial.
     """
     trial_y[:] = y
+    trial_start[:] = y
     s, w = unpack(parameters, y, work, index_work)
     trial, _ = unpack(parameters, trial_y, work, index_work)
     rebuild_due = w.rebuild_countdown[0] <= 0
     if rebuild_due:
         rebuild_neighbour_lists(parameters, trial, w, dt)
+    countdown = w.rebuild_countdown[0]
     step(parameters, trial, w, dt, crank_omega, water_pump_torque)
     if rebuild_due:
         w.rebuild_countdown[0] = 0
     evaluate_outputs(parameters, s, w, outputs)
+    return countdown

@@ -218,7 +218,7 @@ def span_end_points(centers, radii, senses, a, b):
             centers[b, 0] + flip * rho_b * ca, centers[b, 1] + flip * rho_b * sa)
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def evaluate_outputs(parameters, s, w, out):
     """All outputs of :func:`output_specs`, at their positions, into ``out`` (SI units).
 
@@ -272,7 +272,7 @@ SPAN_OFFSET_FRACTION = 0.05
 SPAN_OFFSET_MIN = 2e-3
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def span_tension(q, axial_force, x0, y0, x1, y1, members):
     """Tension [N] of the free span from (x0, y0) to (x1, y1): the mean axial force of the
     elements whose midpoints lie in its middle (:data:`SPAN_WINDOW`, within the offset
@@ -288,6 +288,8 @@ def span_tension(q, axial_force, x0, y0, x1, y1, members):
     if not length2 > 0.0:
         return np.nan, 0
     length = np.sqrt(length2)
+    inv_length2 = 1.0 / length2  # (multiplications in the loop over all elements, not divisions)
+    inv_length = 1.0 / length
     total = 0.0
     count = 0
     nearest = 0
@@ -296,8 +298,8 @@ def span_tension(q, axial_force, x0, y0, x1, y1, members):
         f = e + 1 if e + 1 < n else 0
         mx = 0.5 * (q[e, 0] + q[f, 0]) - x0
         my = 0.5 * (q[e, 1] + q[f, 1]) - y0
-        along = (mx * dx + my * dy) / length2
-        off = abs(mx * dy - my * dx) / length
+        along = (mx * dx + my * dy) * inv_length2
+        off = abs(mx * dy - my * dx) * inv_length
         if SPAN_WINDOW[0] < along < SPAN_WINDOW[1] and off < SPAN_OFFSET_FRACTION * length + SPAN_OFFSET_MIN:
             total += axial_force[e]
             members[count] = e

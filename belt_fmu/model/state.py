@@ -42,7 +42,8 @@ WORK_LAYOUT = (
     ("axial_force", ("n",), "axial force of element i (node i -> i+1), tension positive [N]"),
     ("element_direction", ("n", 2), "unit chord direction of element i"),
     ("axial_work", ("n", 6), "scratch of the implicit axial solve"),
-    ("element_work", (6,), "scratch: one element's loads"),
+    ("element_load", ("n", 8), "scratch: element i's axial force, chord direction, force on node i (x, y; node "
+                               "i+1 gets its opposite) and the moments it takes from nodes i, i+1 (belt.element_loads)"),
     ("normal_force", ("n", "p"), "contact normal force [N]"),
     ("friction_force", ("n", "p"), "friction force on the node along the pulley's CCW tangent [N]"),
     ("friction_work", ("k",), "scratch: trial friction states of one contact"),
@@ -183,7 +184,7 @@ def unpack_work(work, index_work, n, p, k):
         _vector(work, f, e, 1, n, p, k),  # axial_force
         _matrix(work, f, e, 2, n, p, k),  # element_direction
         _matrix(work, f, e, 3, n, p, k),  # axial_work
-        _vector(work, f, e, 4, n, p, k),  # element_work
+        _matrix(work, f, e, 4, n, p, k),  # element_load
         _matrix(work, f, e, 5, n, p, k),  # normal_force
         _matrix(work, f, e, 6, n, p, k),  # friction_force
         _vector(work, f, e, 7, n, p, k),  # friction_work

@@ -104,6 +104,11 @@ class BeltDrive:
         # the compiled entries for these arguments' types, resolved when first used (compiled_entry)
         self._run = self._report = None
         self._trial_y = np.zeros(n_state)  # the trial step of the outputs runs on this copy
+        self._trial_start = np.zeros(n_state)  # ... from this state
+        # the trial step's inputs (crank omega, pump torque, step length, then the pulleys' input
+        # torques) and the neighbour-list countdown it started with (integrator.run), while the
+        # next advance may take it as its first step; None when it may not
+        self._trial = None
         # the inputs the state runs at, crank omega CCW [rad/s] and pump torque [N m], and the
         # length [s] of the internal steps it runs with (the outputs' trial step takes it)
         self._inputs = np.array([0.0, 0.0, self.dt])
@@ -140,6 +145,7 @@ class BeltDrive:
         init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque,
                                  port_torque=ports)
         self.arrays.rebuild_countdown[0] = 0
+        self._trial = None
         self._set_inputs(crank_speed, water_pump_torque, ports)
         self.time = 0.0
         if settle_time > 0.0:
@@ -159,6 +165,7 @@ class BeltDrive:
         self.time = 0.0
         self.views.theta[:] = 0.0  # the angles count from the start
         self._outputs_current = False
+        self._trial = None
 
     @contextlib.contextmanager
     def _arm_without_friction(self):
@@ -223,10 +230,16 @@ class BeltDrive:
         # the outputs' trial step: as long as the steps taken, so that the forces read are
         # those applied, unless the interval was too short to say (a 1e-12 s step)
         self._inputs[2] = dt if dt >= TRIAL_STEP_FRACTION * self.dt else self.dt
+        # the last trial step is this run's first step if it had its inputs and step length
+        # (integrator.run checks that the state is still the one it started from)
+        trial, self._trial = self._trial, None
+        countdown = 0
+        if trial is not None and trial[0] == (*self._inputs.tolist(), *ports.tolist()) and trial[0][2] == dt:
+            countdown = trial[1]
         if self._run is None:
-            self._run = compiled_entry(run, (*self._kernel_args, 1, 1.0, 1.0, 1.0))
+            self._run = compiled_entry(run, (*self._kernel_args, 1, 1.0, 1.0, 1.0, self._trial_y, self._trial_start, 0))
         status, taken = self._run(*self._kernel_args, n_steps, float(dt), float(self._inputs[0]),
-                                  float(water_pump_torque))
+                                  float(water_pump_torque), self._trial_y, self._trial_start, countdown)
         if status != OK:
             when = self.time + taken * dt
             what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
@@ -346,10 +359,11 @@ class BeltDrive:
         a function of the state and the inputs, not of the steps that led there)."""
         if not self._outputs_current:
             if self._report is None:
-                self._report = compiled_entry(report, (*self._kernel_args, self._trial_y, 1.0, 1.0, 1.0,
-                                                       self._output_buffer))
-            self._report(*self._kernel_args, self._trial_y, float(self._inputs[2]), float(self._inputs[0]),
-                         float(self._inputs[1]), self._output_buffer)
+                self._report = compiled_entry(report, (*self._kernel_args, self._trial_y, self._trial_start, 1.0,
+                                                       1.0, 1.0, self._output_buffer))
+            countdown = self._report(*self._kernel_args, self._trial_y, self._trial_start, float(self._inputs[2]),
+                                     float(self._inputs[0]), float(self._inputs[1]), self._output_buffer)
+            self._trial = ((*self._inputs.tolist(), *self.arrays.port_torque.tolist()), countdown)
             self._outputs_current = True
         return self._output_buffer
 
@@ -384,6 +398,7 @@ class BeltDrive:
         self.y[:] = saved[k + ports.size:]
         self.arrays.rebuild_countdown[0] = 0  # neighbour lists are rebuilt from the state
         self._outputs_current = False
+        self._trial = None  # the trial step did not rebuild them
 
 
 def make_drive(layout):
