@@ -14,10 +14,15 @@ fastest explicit modes (:func:`explicit_modes`) are a node bouncing on its conta
 (at :data:`STABLE_PENETRATION`) and, with the bristle law, on its bristle spring: ``k / m``
 per node is independent of the element length, and so is the step.
 
-The transverse (string) stiffness ``N / l`` of a tensioned element stays explicit: its wave
-speed ``sqrt(N / m')`` (about 70 m/s on the built-in belt) limits the step to ``l0 / c``,
-beyond :data:`MAX_STEP` for elements longer than about 1.5 mm (under 1000 elements on the
-built-in belt), and treating it implicitly would damp the span vibrations numerically.
+The tension's transverse (string) stiffness ``N / l`` stays explicit, so that the span
+vibrations are not damped numerically. Alone it would bring back a limit ``dt < l0 / c``,
+``c = sqrt(N / m')``; but at the short wavelengths where that bites, the implicit bending
+stiffness dominates: symplectic Euler with the stiffness ``K_i`` implicit and ``K_e``
+explicit is stable while ``dt^2 K_e <= 4 m + dt^2 K_i`` (its amplification matrix), so a
+transverse wave of wavenumber k is stable while ``N k^2 dt^2 <= 4 m' + dt^2 EI k^4``, at every
+k for ``N < 4 sqrt(m' EI) / dt`` (continuum estimate), independent of the element length:
+9.6 kN on the built-in belt at 2e-5 s, far beyond any running tension
+(a 1000-element belt, 1.4 mm elements, runs at 2e-5 s).
 """
 from __future__ import annotations
 
