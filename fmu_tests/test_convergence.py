@@ -8,10 +8,12 @@ built-in drive at that step and check that the mean loads converge and that the 
 not what sets them.
 
 Observed (800 rpm, water pump 2 N m, means over 0.05 s after the default reset; 2026-11-23):
-the hub loads and span tensions change by 0.4-4.7 % (2-24 N) from 150 to 300 elements and
-by 0.03-0.23 % (0.2-1.4 N) from 300 to 600, an observed order log2(d1 / d2) of 3.3-5.6
-(the tensioner angle: 4.5e-3 rad, then 2e-6 rad); a quarter of the step at 600 elements
-moves them by at most 0.11 % (0.7 N) and the tensioner angle by 1.6e-4 rad.
+the hub loads and span tensions change by 1.0-4.7 % (2-24 N) from 150 to 300 elements and
+by 0.08-0.19 % (0.16-1.4 N) from 300 to 600, an observed order log2(d1 / d2) of 3.2-5.6,
+median 3.9 (the tensioner angle: 4.5e-3 rad, then 2e-6 rad); a quarter of the step at 600
+elements moves them by at most 0.11 % (0.7 N) and the tensioner angle by 1.6e-4 rad. With
+only the axial part implicit (600 elements at 1.1e-6 s) the 600-element means were within
+0.12 % (0.8 N) and 2e-4 rad of these.
 """
 from __future__ import annotations
 
@@ -64,10 +66,10 @@ def test_the_step_does_not_depend_on_the_element_length(refinement):
 
 def test_mean_loads_converge_under_refinement(refinement):
     """Halving the elements twice: each mean load's change from 300 to 600 elements is at most
-    a quarter of its change from 150 to 300 (an observed order of at least 2; observed 3.3-5.6,
+    a quarter of its change from 150 to 300 (an observed order of at least 2; observed 3.2-5.6,
     module docstring; second order is what the polygonal wrap, chord sag ~ l0^2 / R, gives),
-    and at most 0.5 % (forces) or 1e-3 rad (tensioner angle) (observed 0.23 % and 2e-6 rad):
-    300 elements resolve the built-in drive's mean loads to well under the 2-3 % that 150
+    and at most 0.5 % (forces) or 1e-3 rad (tensioner angle) (observed 0.19 % and 2e-6 rad):
+    300 elements resolve the built-in drive's mean loads to well under the 1-5 % that 150
     elements, the default, are off. Every mean load, the hub loads of the seven pulleys, the
     seven span tensions and the tensioner angle, is checked."""
     coarse, medium, fine = (refinement[n][0] for n in (150, 300, 600))
@@ -85,7 +87,7 @@ def test_a_larger_step_does_not_change_the_mean_loads(refinement):
     """600 elements at the model's step (2e-5 s, 18 times what the explicit bending needed)
     against a quarter of it: the mean loads agree within 0.5 % and the tensioner angle within
     1e-3 rad (observed 0.11 % and 1.6e-4 rad). The scheme is first order, so the step's own
-    error is about 4/3 of this difference; 0.5 % keeps it well below the 2-3 % mesh error of
+    error is about 4/3 of this difference; 0.5 % keeps it well below the 1-5 % mesh error of
     the default 150 elements, with room for the window's transient."""
     coarse_step, step = refinement[600]
     fine_step, small = mean_loads(600, 0.25)
