@@ -375,8 +375,8 @@ def implicit_belt_correction(belt, s, w, dt):
     pd = _product(corner, d0_inverse)
     fill = _product(pd, (corner[0], corner[3], corner[6], corner[1], corner[4], corner[7],
                          corner[2], corner[5], corner[8]))  # P D_0^-1 P^T
-    s_inverse = _symmetric_inverse((2.0 * d0[0], 2.0 * d0[1], 2.0 * d0[2], 2.0 * d0[3], 2.0 * d0[4], 2.0 * d0[5],
-                          2.0 * d0[6], 2.0 * d0[7], 2.0 * d0[8]))
+    s_inverse = _symmetric_inverse((2.0 * d0[0], 2.0 * d0[1], 2.0 * d0[2], 2.0 * d0[3], 2.0 * d0[4],
+                                    2.0 * d0[5], 2.0 * d0[6], 2.0 * d0[7], 2.0 * d0[8]))
     upper = (-qxx, -qxy, sx, -qxy, -qyy, sy, -sx, -sy, 2.0 * a_bending)  # A[0, 1]
     bxx, bxy, byy, bx, by = qxx, qxy, qyy, -sx, -sy
     wm = _product(s_inverse, upper)
