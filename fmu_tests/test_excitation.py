@@ -99,7 +99,9 @@ def test_tap_test_finds_the_span_frequency_of_the_moving_string(crank_speed):
     drive = BeltDrive(load_layout_text(two_pulley_text(n=120), "<two-pulley drive>"))
     drive.reset(crank_speed, 0.0, settle_time=0.1)
     span = drive.span_nodes("driven", "driver")  # the upper span, from x = 0.35 to 0
-    assert 0.34 < np.ptp(drive.node_positions()[span, 0]) < 0.36
+    # the nodes found cover the span: within an element of each end (where the nodes sit
+    # when the run stops decides whether the end ones fall inside the span's window)
+    assert 0.35 - 2.0 * drive.rest_length < np.ptp(drive.node_positions()[span, 0]) < 0.36
     tension = drive.outputs()["span_tension_driven_driver"]
     speed = abs(drive.outputs()["belt_speed"])
     before = drive.node_velocities()

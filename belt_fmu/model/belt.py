@@ -247,70 +247,294 @@ def transverse_damping(belt, s, w):
 
 
 @njit(cache=True, inline="always")
-def implicit_axial_correction(belt, s, w, dt):
-    """Make the belt's axial stiffness and damping implicit (backward Euler) by correcting the
-    node velocities ``s.u``.
+def _element_blocks(ex, ey, px, py, axial, bending):
+    """The distinct entries of an element's frozen-frame matrix ``B^T H B`` (docstring of
+    :func:`implicit_belt_correction`): ``Q = axial e e^T + 12 bending p p^T`` (xx, xy, yy) and
+    ``s = 6 bending p`` (x, y)."""
+    b12 = 12.0 * bending
+    return (axial * ex * ex + b12 * px * px, axial * ex * ey + b12 * px * py, axial * ey * ey + b12 * py * py,
+            6.0 * bending * px, 6.0 * bending * py)
 
-    After the explicit predictor ``u*`` (which used the axial forces ``N^n`` of the step's
-    start), the axial force of element e is raised by ``dN_e = k dt w_e + c (w_e - w_e^n)``,
-    ``w_e`` its end-of-step stretching rate along its (frozen) chord direction ``e_e``,
-    ``k = EA/l0``, ``c = c_a/l0``. With ``m dv_i = dt (dN_i e_i - dN_{i-1} e_{i-1})`` this is
-    the symmetric cyclic tridiagonal system
 
-        (1 + 2 b) dN_e - b (e_e . e_{e+1}) dN_{e+1} - b (e_e . e_{e-1}) dN_{e-1} = alpha w*_e - c w^n_e
+@njit(cache=True, inline="always")
+def _inverse(a):
+    """Inverse of the 3x3 matrix ``a`` (a row-major 9-tuple), by its adjugate."""
+    c0 = a[4] * a[8] - a[5] * a[7]
+    c1 = a[5] * a[6] - a[3] * a[8]
+    c2 = a[3] * a[7] - a[4] * a[6]
+    r = 1.0 / (a[0] * c0 + a[1] * c1 + a[2] * c2)
+    return (c0 * r, (a[2] * a[7] - a[1] * a[8]) * r, (a[1] * a[5] - a[2] * a[4]) * r,
+            c1 * r, (a[0] * a[8] - a[2] * a[6]) * r, (a[2] * a[3] - a[0] * a[5]) * r,
+            c2 * r, (a[1] * a[6] - a[0] * a[7]) * r, (a[0] * a[4] - a[1] * a[3]) * r)
 
-    with ``alpha = k dt + c``, ``b = alpha dt / m``: strictly diagonally dominant, solved in
-    O(n) (Thomas algorithm with a Sherman-Morrison correction for the closed loop). The
-    step is then no longer limited by the axial wave speed (dt < l0 / sqrt(EA/m')).
+
+@njit(cache=True, inline="always")
+def _symmetric_inverse(a):
+    """Inverse of the symmetric 3x3 matrix ``a`` (a row-major 9-tuple), by its adjugate."""
+    c00 = a[4] * a[8] - a[5] * a[5]
+    c01 = a[2] * a[5] - a[1] * a[8]
+    c02 = a[1] * a[5] - a[2] * a[4]
+    c11 = a[0] * a[8] - a[2] * a[2]
+    c12 = a[1] * a[2] - a[0] * a[5]
+    c22 = a[0] * a[4] - a[1] * a[1]
+    r = 1.0 / (a[0] * c00 + a[1] * c01 + a[2] * c02)
+    c01 *= r
+    c02 *= r
+    c12 *= r
+    return (c00 * r, c01, c02, c01, c11 * r, c12, c02, c12, c22 * r)
+
+
+@njit(cache=True, inline="always")
+def _congruence(a, b):
+    """``a^T b`` of two 3x3 row-major 9-tuples when it is symmetric (``b = S a``, ``S``
+    symmetric): six entries computed."""
+    m01 = a[0] * b[1] + a[3] * b[4] + a[6] * b[7]
+    m02 = a[0] * b[2] + a[3] * b[5] + a[6] * b[8]
+    m12 = a[1] * b[2] + a[4] * b[5] + a[7] * b[8]
+    return (a[0] * b[0] + a[3] * b[3] + a[6] * b[6], m01, m02,
+            m01, a[1] * b[1] + a[4] * b[4] + a[7] * b[7], m12,
+            m02, m12, a[2] * b[2] + a[5] * b[5] + a[8] * b[8])
+
+
+@njit(cache=True, inline="always")
+def _product(a, b):
+    """``a b`` of two 3x3 row-major 9-tuples."""
+    return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6], a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
+            a[0] * b[2] + a[1] * b[5] + a[2] * b[8],
+            a[3] * b[0] + a[4] * b[3] + a[5] * b[6], a[3] * b[1] + a[4] * b[4] + a[5] * b[7],
+            a[3] * b[2] + a[4] * b[5] + a[5] * b[8],
+            a[6] * b[0] + a[7] * b[3] + a[8] * b[6], a[6] * b[1] + a[7] * b[4] + a[8] * b[7],
+            a[6] * b[2] + a[7] * b[5] + a[8] * b[8])
+
+
+@njit(cache=True, inline="always")
+def _transposed_product(a, b):
+    """``a^T b`` of two 3x3 row-major 9-tuples."""
+    return (a[0] * b[0] + a[3] * b[3] + a[6] * b[6], a[0] * b[1] + a[3] * b[4] + a[6] * b[7],
+            a[0] * b[2] + a[3] * b[5] + a[6] * b[8],
+            a[1] * b[0] + a[4] * b[3] + a[7] * b[6], a[1] * b[1] + a[4] * b[4] + a[7] * b[7],
+            a[1] * b[2] + a[4] * b[5] + a[7] * b[8],
+            a[2] * b[0] + a[5] * b[3] + a[8] * b[6], a[2] * b[1] + a[5] * b[4] + a[8] * b[7],
+            a[2] * b[2] + a[5] * b[5] + a[8] * b[8])
+
+
+@njit(cache=True, inline="always")
+def _apply(a, x, y, z):
+    """``a (x, y, z)`` for a 3x3 row-major 9-tuple ``a``."""
+    return a[0] * x + a[1] * y + a[2] * z, a[3] * x + a[4] * y + a[5] * z, a[6] * x + a[7] * y + a[8] * z
+
+
+@njit(cache=True, inline="always")
+def _apply_transposed(a, x, y, z):
+    """``a^T (x, y, z)`` for a 3x3 row-major 9-tuple ``a``."""
+    return a[0] * x + a[3] * y + a[6] * z, a[1] * x + a[4] * y + a[7] * z, a[2] * x + a[5] * y + a[8] * z
+
+
+@njit(cache=True, inline="always")
+def _store(work, i, column, t):
+    """``work[i, column:column + 9] = t`` for a 9-tuple ``t`` (unrolled: a loop would index the
+    tuple at run time)."""
+    work[i, column] = t[0]
+    work[i, column + 1] = t[1]
+    work[i, column + 2] = t[2]
+    work[i, column + 3] = t[3]
+    work[i, column + 4] = t[4]
+    work[i, column + 5] = t[5]
+    work[i, column + 6] = t[6]
+    work[i, column + 7] = t[7]
+    work[i, column + 8] = t[8]
+
+
+@njit(cache=True, inline="always")
+def _load(work, i, column):
+    """``work[i, column:column + 9]`` as a 9-tuple."""
+    return (work[i, column], work[i, column + 1], work[i, column + 2], work[i, column + 3], work[i, column + 4],
+            work[i, column + 5], work[i, column + 6], work[i, column + 7], work[i, column + 8])
+
+
+#: columns of ``w.implicit_work`` (n, IMPLICIT_COLUMNS), row i: element i's p = n / l (2), the
+#: right-hand side at node i (3), the sweep's W_i = S_i^-1 U_i (9, row-major), its solution of
+#: the right-hand side (3) and of the three Woodbury columns (9, row-major)
+_P, _RHS, _W, _Y, _Z = 0, 2, 5, 14, 17
+IMPLICIT_COLUMNS = 26
+
+
+@njit(cache=True, inline="always")
+def implicit_belt_correction(belt, s, w, dt):
+    """Make the belt's elastic and Kelvin-Voigt forces, axial, bending and shear, linearly
+    implicit (backward Euler in frozen element frames) by correcting the node velocities
+    ``s.u`` after the explicit predictor ``u*`` (which used the forces of the step's start).
+
+    Each element's deformation rates ``d = B u`` are its stretching rate ``e . (v_b - v_a)``
+    and its end rotations against the chord, ``phi'_a - beta'`` and ``phi'_b - beta'`` with
+    ``beta' = p . (v_b - v_a)``, ``p = n / l``; its forces ``(N, M_a, M_b) = K d_q + C d``
+    with ``K = diag(EA, EI [[4, 2], [2, 4]]) / l0`` and ``C`` the same with ``c_a, c_b``
+    (module docstring). Linearizing them about the step's start with ``B`` frozen (the
+    co-rotational tangent without its geometric part: Crisfield 1991, ch. 7) and writing
+    backward Euler, ``q^{n+1} = q^n + dt u^{n+1}``, the correction ``delta = u^{n+1} - u*``
+    solves
+
+        (M + dt sum_e B^T H B) delta = -dt sum_e B^T (H d* - C d^n),     H = dt K + C
+
+    ``d*``, ``d^n`` the rates of ``u*`` and of the step's start ``u^n = u* - dt M^-1 F^n``:
+    a linearly implicit Euler step (Hairer & Wanner 1996, IV.7, on the stiff part only).
+    Per element, in (x, y, phi) of its end nodes a and b, with ``Q = H_a e e^T + 12 H_b p p^T``,
+    ``s = 6 H_b p``, ``H_a = dt EA/l0 + c_a/l0``, ``H_b = dt EI/l0 + c_b/l0``:
+
+        B^T H B = [[ Q,   s, -Q,   s],
+                   [ s^T, 4 H_b, -s^T, 2 H_b],
+                   [-Q,  -s,  Q,  -s],
+                   [ s^T, 2 H_b, -s^T, 4 H_b]]
+
+    (the Euler-Bernoulli frame element's 12, 6 l, 4 l^2, 2 l^2 pattern, [Scania thesis]
+    eq. 3.28). The matrix is symmetric positive definite and 3x3-block cyclic tridiagonal;
+    it is solved in O(n): block Thomas algorithm on the loop cut between nodes n-1 and 0,
+    the cut closed by the Woodbury identity (three extra right-hand sides). The step is then
+    limited by neither the axial wave speed nor the bending rotation and shear modes, whose
+    frequencies grow as 1/l0 and 1/l0^2 (:mod:`belt_fmu.model.stability`).
     """
     n = s.q.shape[0]
+    q = s.q
+    u = s.u
+    force = w.node_force
+    direction = w.element_direction
+    work = w.implicit_work
     m = belt.node_mass
-    k = belt.axial_stiffness / belt.rest_length
-    c = belt.axial_damping / belt.rest_length
-    alpha = k * dt + c
-    beta = alpha * dt / m
-    diag = 1.0 + 2.0 * beta
-    e = w.element_direction
-    node_force = w.node_force
-    work = w.axial_work  # columns: 0 cos to next, 1 rhs, 2 c', 3 y, 4 z, 5 1/pivot
+    inertia = belt.node_inertia
+    l0 = belt.rest_length
+    c_axial = belt.axial_damping / l0
+    c_bending = belt.bending_damping / l0
+    h_axial = dt * belt.axial_stiffness / l0 + c_axial
+    h_bending = dt * belt.bending_stiffness / l0 + c_bending
+    a_axial = dt * h_axial  # the matrix's factors
+    a_bending = dt * h_bending
+    dt_m = dt / m
+    dt_j = dt / inertia
+
+    # element forces H d* - C d^n and the right-hand side
+    for i in range(n):
+        work[i, _RHS] = 0.0
+        work[i, _RHS + 1] = 0.0
+        work[i, _RHS + 2] = 0.0
     for i in range(n):
         j = i + 1 if i + 1 < n else 0
-        work[i, 0] = e[i, 0] * e[j, 0] + e[i, 1] * e[j, 1]
-        rate_star = e[i, 0] * (s.u[j, 0] - s.u[i, 0]) + e[i, 1] * (s.u[j, 1] - s.u[i, 1])
-        # the start-of-step rate: remove the predictor's explicit increment
-        rate_start = rate_star - dt / m * (e[i, 0] * (node_force[j, 0] - node_force[i, 0])
-                                           + e[i, 1] * (node_force[j, 1] - node_force[i, 1]))
-        work[i, 1] = alpha * rate_star - c * rate_start
-    # A[e, e+1] = A[e+1, e] = -beta cos_e; corner A[0, n-1] = A[n-1, 0] = -beta cos_{n-1}
-    corner = -beta * work[n - 1, 0]
-    gamma = -diag
-    # Thomas forward sweep on T = A with b_0 -= gamma, b_{n-1} -= corner^2 / gamma, two right sides:
-    # y for the rhs, z for u = (gamma, 0, ..., 0, corner)
-    b0 = diag - gamma
-    work[0, 5] = 1.0 / b0
-    work[0, 2] = -beta * work[0, 0] * work[0, 5]
-    work[0, 3] = work[0, 1] * work[0, 5]
-    work[0, 4] = gamma * work[0, 5]
+        ex = direction[i, 0]
+        ey = direction[i, 1]
+        dx = q[j, 0] - q[i, 0]
+        dy = q[j, 1] - q[i, 1]
+        inv_length = 1.0 / np.sqrt(dx * dx + dy * dy)
+        px = -ey * inv_length
+        py = ex * inv_length
+        work[i, _P] = px
+        work[i, _P + 1] = py
+        dvx = u[j, 0] - u[i, 0]
+        dvy = u[j, 1] - u[i, 1]
+        # the predictor's increments of the relative velocity, to recover the step's start
+        dfx = dt_m * (force[j, 0] - force[i, 0])
+        dfy = dt_m * (force[j, 1] - force[i, 1])
+        stretch = ex * dvx + ey * dvy
+        stretch_start = stretch - (ex * dfx + ey * dfy)
+        chord = px * dvx + py * dvy
+        chord_start = chord - (px * dfx + py * dfy)
+        ta = u[i, 2] - chord
+        tb = u[j, 2] - chord
+        ta_start = u[i, 2] - dt_j * force[i, 2] - chord_start
+        tb_start = u[j, 2] - dt_j * force[j, 2] - chord_start
+        fn = h_axial * stretch - c_axial * stretch_start
+        fa = h_bending * (4.0 * ta + 2.0 * tb) - c_bending * (4.0 * ta_start + 2.0 * tb_start)
+        fb = h_bending * (2.0 * ta + 4.0 * tb) - c_bending * (2.0 * ta_start + 4.0 * tb_start)
+        # -dt B^T (N, M_a, M_b)
+        rx = dt * (ex * fn - px * (fa + fb))
+        ry = dt * (ey * fn - py * (fa + fb))
+        work[i, _RHS] += rx
+        work[i, _RHS + 1] += ry
+        work[i, _RHS + 2] -= dt * fa
+        work[j, _RHS] -= rx
+        work[j, _RHS + 1] -= ry
+        work[j, _RHS + 2] -= dt * fb
+
+    # the loop's cut: element n-1 joins node n-1 to node 0; P = A[n-1, 0], D_0 = A[0, 0]
+    last = n - 1
+    qxx, qxy, qyy, sx, sy = _element_blocks(direction[last, 0], direction[last, 1], work[last, _P],
+                                            work[last, _P + 1], a_axial, a_bending)
+    corner = (-qxx, -qxy, sx, -qxy, -qyy, sy, -sx, -sy, 2.0 * a_bending)
+    bxx, bxy, byy, bx, by = qxx, qxy, qyy, -sx, -sy  # node 0's share of element n-1 (its end b)
+    qxx, qxy, qyy, sx, sy = _element_blocks(direction[0, 0], direction[0, 1], work[0, _P], work[0, _P + 1],
+                                            a_axial, a_bending)
+    d0 = (m + bxx + qxx, bxy + qxy, bx + sx, bxy + qxy, m + byy + qyy, by + sy,
+          bx + sx, by + sy, inertia + 8.0 * a_bending)
+    d0_inverse = _symmetric_inverse(d0)
+    # Woodbury: A = T + U V^T, U = (G at node 0, P at node n-1), V^T = (I, G^-1 P^T), G = -D_0,
+    # so T has 2 D_0 at node 0, D_{n-1} + P D_0^-1 P^T at node n-1 and no corners
+    pd = _product(corner, d0_inverse)
+    fill = _product(pd, (corner[0], corner[3], corner[6], corner[1], corner[4], corner[7],
+                         corner[2], corner[5], corner[8]))  # P D_0^-1 P^T
+    s_inverse = _symmetric_inverse((2.0 * d0[0], 2.0 * d0[1], 2.0 * d0[2], 2.0 * d0[3], 2.0 * d0[4],
+                                    2.0 * d0[5], 2.0 * d0[6], 2.0 * d0[7], 2.0 * d0[8]))
+    upper = (-qxx, -qxy, sx, -qxy, -qyy, sy, -sx, -sy, 2.0 * a_bending)  # A[0, 1]
+    bxx, bxy, byy, bx, by = qxx, qxy, qyy, -sx, -sy
+    wm = _product(s_inverse, upper)
+    y = _apply(s_inverse, work[0, _RHS], work[0, _RHS + 1], work[0, _RHS + 2])
+    z = (-0.5, 0.0, 0.0, 0.0, -0.5, 0.0, 0.0, 0.0, -0.5)  # (2 D_0)^-1 G
+    _store(work, 0, _W, wm)
+    _store(work, 0, _Z, z)
+    work[0, _Y] = y[0]
+    work[0, _Y + 1] = y[1]
+    work[0, _Y + 2] = y[2]
     for i in range(1, n):
-        sub = -beta * work[i - 1, 0]
-        bi = diag if i < n - 1 else diag - corner * corner / gamma
-        pivot = bi - sub * work[i - 1, 2]
-        work[i, 5] = 1.0 / pivot
-        work[i, 2] = -beta * work[i, 0] * work[i, 5] if i < n - 1 else 0.0
-        zi = corner if i == n - 1 else 0.0
-        work[i, 3] = (work[i, 1] - sub * work[i - 1, 3]) * work[i, 5]
-        work[i, 4] = (zi - sub * work[i - 1, 4]) * work[i, 5]
-    for i in range(n - 2, -1, -1):
-        work[i, 3] -= work[i, 2] * work[i + 1, 3]
-        work[i, 4] -= work[i, 2] * work[i + 1, 4]
-    ratio = corner / gamma
-    factor = (work[0, 3] + ratio * work[n - 1, 3]) / (1.0 + work[0, 4] + ratio * work[n - 1, 4])
-    # dN_e = y_e - factor z_e, applied to both end nodes of each element
-    scale = dt / m
+        qxx, qxy, qyy, sx, sy = _element_blocks(direction[i, 0], direction[i, 1], work[i, _P], work[i, _P + 1],
+                                                a_axial, a_bending)
+        sw = _congruence(upper, wm)  # U^T S^-1 U
+        diagonal = (m + bxx + qxx - sw[0], bxy + qxy - sw[1], bx + sx - sw[2],
+                    bxy + qxy - sw[3], m + byy + qyy - sw[4], by + sy - sw[5],
+                    bx + sx - sw[6], by + sy - sw[7], inertia + 8.0 * a_bending - sw[8])
+        uz = _transposed_product(upper, z)
+        if i == last:
+            diagonal = (diagonal[0] + fill[0], diagonal[1] + fill[1], diagonal[2] + fill[2],
+                        diagonal[3] + fill[3], diagonal[4] + fill[4], diagonal[5] + fill[5],
+                        diagonal[6] + fill[6], diagonal[7] + fill[7], diagonal[8] + fill[8])
+            uz = (uz[0] - corner[0], uz[1] - corner[1], uz[2] - corner[2], uz[3] - corner[3], uz[4] - corner[4],
+                  uz[5] - corner[5], uz[6] - corner[6], uz[7] - corner[7], uz[8] - corner[8])
+        s_inverse = _symmetric_inverse(diagonal)
+        ry = _apply_transposed(upper, y[0], y[1], y[2])
+        y = _apply(s_inverse, work[i, _RHS] - ry[0], work[i, _RHS + 1] - ry[1], work[i, _RHS + 2] - ry[2])
+        z = _product(s_inverse, (-uz[0], -uz[1], -uz[2], -uz[3], -uz[4], -uz[5], -uz[6], -uz[7], -uz[8]))
+        work[i, _Y] = y[0]
+        work[i, _Y + 1] = y[1]
+        work[i, _Y + 2] = y[2]
+        _store(work, i, _Z, z)
+        if i < last:
+            upper = (-qxx, -qxy, sx, -qxy, -qyy, sy, -sx, -sy, 2.0 * a_bending)  # A[i, i+1]
+            bxx, bxy, byy, bx, by = qxx, qxy, qyy, -sx, -sy  # node i+1's share of element i
+            wm = _product(s_inverse, upper)
+            _store(work, i, _W, wm)
+
+    # back substitution: x_i = g_i - W_i x_{i+1}, for the right-hand side and the Woodbury columns
+    for i in range(last - 1, -1, -1):
+        wm = _load(work, i, _W)
+        wy = _apply(wm, y[0], y[1], y[2])
+        wz = _product(wm, z)
+        y = (work[i, _Y] - wy[0], work[i, _Y + 1] - wy[1], work[i, _Y + 2] - wy[2])
+        g = _load(work, i, _Z)
+        z = (g[0] - wz[0], g[1] - wz[1], g[2] - wz[2], g[3] - wz[3], g[4] - wz[4], g[5] - wz[5], g[6] - wz[6],
+             g[7] - wz[7], g[8] - wz[8])
+        work[i, _Y] = y[0]
+        work[i, _Y + 1] = y[1]
+        work[i, _Y + 2] = y[2]
+        _store(work, i, _Z, z)
+
+    # Woodbury: delta = y - Z (I + V^T Z)^-1 V^T y, V^T x = x_0 - D_0^-1 P^T x_{n-1}
+    corner_t = (corner[0], corner[3], corner[6], corner[1], corner[4], corner[7], corner[2], corner[5], corner[8])
+    dp = _product(d0_inverse, corner_t)  # D_0^-1 P^T
+    y_last = (work[last, _Y], work[last, _Y + 1], work[last, _Y + 2])
+    z_last = _load(work, last, _Z)
+    vy = _apply(dp, y_last[0], y_last[1], y_last[2])
+    vy = (y[0] - vy[0], y[1] - vy[1], y[2] - vy[2])
+    vz = _product(dp, z_last)
+    small = _inverse((1.0 + z[0] - vz[0], z[1] - vz[1], z[2] - vz[2], z[3] - vz[3], 1.0 + z[4] - vz[4],
+                      z[5] - vz[5], z[6] - vz[6], z[7] - vz[7], 1.0 + z[8] - vz[8]))
+    cx, cy, cz = _apply(small, vy[0], vy[1], vy[2])
     for i in range(n):
-        j = i + 1 if i + 1 < n else 0
-        dn = work[i, 3] - factor * work[i, 4]
-        s.u[i, 0] += scale * dn * e[i, 0]
-        s.u[i, 1] += scale * dn * e[i, 1]
-        s.u[j, 0] -= scale * dn * e[i, 0]
-        s.u[j, 1] -= scale * dn * e[i, 1]
+        u[i, 0] += work[i, _Y] - (work[i, _Z] * cx + work[i, _Z + 1] * cy + work[i, _Z + 2] * cz)
+        u[i, 1] += work[i, _Y + 1] - (work[i, _Z + 3] * cx + work[i, _Z + 4] * cy + work[i, _Z + 5] * cz)
+        u[i, 2] += work[i, _Y + 2] - (work[i, _Z + 6] * cx + work[i, _Z + 7] * cy + work[i, _Z + 8] * cz)

@@ -30,6 +30,13 @@ CONTACT = np.dtype(
 #: circle: half an element, so that a node at most half an element from contact is listed
 #: (the lists are rebuilt before any node can have moved that far)
 NEIGHBOUR_MARGIN_ELEMENTS = 0.5
+#: ... and at least this distance [m] (half an element of the built-in 150-element belt): the
+#: lists are rebuilt every margin / (2 v dt) steps, and with the time step independent of the
+#: element length (belt.implicit_belt_correction) a margin shrinking with the elements would
+#: rebuild a fine belt's lists every step (600 elements at 6 m/s: every 2 steps at 2e-5 s).
+#: A longer list costs only a distance check per extra node and step: a listed node out of
+#: contact is treated as if it were not listed
+NEIGHBOUR_MARGIN_MIN = 4e-3
 #: the lists are rebuilt when the fastest node, at this multiple of its current speed, could
 #: have closed half the margin: a node accelerating hard may outrun its current speed
 SPEED_ALLOWANCE = 2.0
@@ -103,7 +110,7 @@ def normal_contact(p, s, w):
 @njit(cache=True)
 def neighbour_margin(belt):
     """Distance [m] beyond a cord circle within which nodes are listed as contact candidates."""
-    return NEIGHBOUR_MARGIN_ELEMENTS * belt.rest_length
+    return max(NEIGHBOUR_MARGIN_ELEMENTS * belt.rest_length, NEIGHBOUR_MARGIN_MIN)
 
 
 @njit(cache=True)

@@ -2,10 +2,16 @@
 
 Scheme: symplectic (semi-implicit) Euler, the explicit scheme of choice for discretized
 rods (PyElastica uses its relatives): velocities first from the forces at the current
-positions, positions from the new velocities. Its stable step is set by the stiffest
-explicit mode, see :func:`stable_time_step`. :func:`step` is the scheme: it calls, in order,
-the kernels of the parts (belt, contact, drive, friction, tensioner), each computing its
-share of the forces and velocity updates on the state and work views.
+positions, positions from the new velocities. The belt elements' own forces (axial, bending,
+shear, with their Kelvin-Voigt damping) are then made linearly implicit by one O(n) block
+solve (:func:`belt_fmu.model.belt.implicit_belt_correction`, a linearly implicit Euler step
+on that stiff part, [Hairer and Wanner 1996] IV.7), whose modes stiffen as 1/l0 and 1/l0^2:
+so the stable step is set by the explicit contact (and bristle) springs, whose frequency
+does not depend on the element length, and by :data:`~belt_fmu.model.stability.MAX_STEP`
+for accuracy, see :func:`stable_time_step`; the step of a 600-element belt is that of a
+150-element one. :func:`step` is the scheme: it calls, in order, the kernels of the parts
+(belt, contact, drive, friction, tensioner), each computing its share of the forces and
+velocity updates on the state and work views.
 
 Friction is the exception. A regularized friction law is a very stiff damper near zero
 slip (a tanh law with a 1 cm/s threshold on a node pressed with 100 N is 5e4 N s/m, which
@@ -31,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .belt import closed_belt_forces, implicit_axial_correction, transverse_damping
+from .belt import closed_belt_forces, implicit_belt_correction, transverse_damping
 from .contact import normal_contact, rebuild_neighbour_lists
 from .drive import accelerate_pulleys, update_pulley_centers
 from .friction import friction_impulses
@@ -53,10 +59,10 @@ STEP_SAFETY = 0.8
 
 def stable_time_step(parameters, max_step: float = MAX_STEP) -> float:
     """Time step [s]: :data:`STEP_SAFETY` times the stability limit of the explicit part
-    (:mod:`belt_fmu.model.stability`), at most ``max_step``."""
+    (:mod:`belt_fmu.model.stability`: contact and bristle springs, independent of the element
+    length), at most ``max_step``."""
     belt, contact, friction = parameters.belt[0], parameters.contact[0], parameters.friction[0]
-    modes = explicit_modes(belt["node_mass"], belt["node_inertia"], belt["rest_length"], belt["bending_stiffness"],
-                           belt["bending_damping"], contact["stiffness_linear"], contact["stiffness_quadratic"],
+    modes = explicit_modes(belt["node_mass"], contact["stiffness_linear"], contact["stiffness_quadratic"],
                            contact["damping"], friction["bristle_stiffness"])
     return min(STEP_SAFETY * limiting_mode(modes)[0], max_step)
 
@@ -104,7 +110,7 @@ def step(p, s, w, dt, crank_omega, water_pump_torque):
     # new velocities: explicit predictor, then the implicit parts
     accelerate_nodes(belt, s, w, dt)
     accelerate_pulleys(p, s, w, dt, water_pump_torque)
-    implicit_axial_correction(belt, s, w, dt)
+    implicit_belt_correction(belt, s, w, dt)
     friction_impulses(p, s, w, dt)
     advance_arm(p, s, w, dt)  # the arm's rate and angle, from this step's hub load
 

@@ -9,10 +9,13 @@ are.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .geometry import TWO_PI, BeltPath
-from .stability import MAX_RATE_STEPS, MAX_STEP, MODE_ADVICE, explicit_modes, limiting_mode
+from .stability import (MAX_IMPLICIT_STIFFNESS, MAX_RATE_STEPS, MAX_STEP, MODE_ADVICE, explicit_modes,
+                        implicit_modes, implicit_stiffness, limiting_mode)
 
 #: an element may span at most this angle of the smallest pulley (chord = cord radius at 60 deg)
 MAX_ELEMENT_ANGLE = np.pi / 3
@@ -163,8 +166,10 @@ def _length_problems(layout, cord_length: float) -> list[str]:
 
 
 def _time_step_problems(layout, cord_length: float) -> list[str]:
-    """The stable time step (belt_fmu.model.stability) at least :data:`MIN_TIME_STEP`; the
-    message names the mode that limits it and the keys that set that mode."""
+    """The stable time step of the explicit part (belt_fmu.model.stability) at least
+    :data:`MIN_TIME_STEP`, and the implicit part's matrix conditioned well enough at
+    :data:`MAX_STEP` (:data:`MAX_IMPLICIT_STIFFNESS`); the message names the mode that
+    fails and the keys that set it."""
     belt, contact, friction = layout.belt, layout.contact, layout.friction
     if belt.unstretched_length_m is not None:
         l0 = belt.unstretched_length_m / belt.n_elements
@@ -174,26 +179,41 @@ def _time_step_problems(layout, cord_length: float) -> list[str]:
     inertia = m * (l0 * l0 + belt.thickness_m ** 2) / 12.0
     bristle = friction.bristle_stiffness_N_per_m2 * l0 if friction.law == "bristle" else 0.0
     try:
-        modes = explicit_modes(m, inertia, l0, belt.bending_stiffness_Nm2, belt.bending_damping_Nm2s,
-                               contact.stiffness_linear_N_per_m2 * l0, contact.stiffness_quadratic_N_per_m3 * l0,
+        modes = explicit_modes(m, contact.stiffness_linear_N_per_m2 * l0, contact.stiffness_quadratic_N_per_m3 * l0,
                                contact.damping_Ns_per_m2 * l0, bristle)
         limit, mode = limiting_mode(modes)
+        stiff = max(implicit_modes(m, inertia, l0, belt.axial_stiffness_N, belt.axial_damping_Ns,
+                                   belt.bending_stiffness_Nm2, belt.bending_damping_Nm2s),
+                    key=lambda implicit: implicit_stiffness(implicit, MAX_STEP))
+        stiffness = implicit_stiffness(stiff, MAX_STEP)
     except (OverflowError, ZeroDivisionError, ValueError):
-        limit, mode = 0.0, None
-    if limit >= MIN_TIME_STEP:
-        return []
-    if mode is None:
+        limit, mode, stiff, stiffness = 0.0, None, None, math.inf
+    if mode is None or stiff is None:
         return [f"{layout.source}: belt: the values give no finite stable time step; the model needs >= "
                 f"{MIN_TIME_STEP:g} s: check the belt's, contact's and friction's magnitudes"]
     keys = {"bending rotation": ("belt.bending_stiffness_Nm2", "belt.bending_damping_Nm2s", "belt.n_elements",
                                  "belt.mass_per_length_kg_per_m"),
             "bending shear": ("belt.bending_stiffness_Nm2", "belt.n_elements", "belt.mass_per_length_kg_per_m"),
+            "axial": ("belt.axial_stiffness_N", "belt.axial_damping_Ns", "belt.n_elements",
+                      "belt.mass_per_length_kg_per_m"),
             "contact": ("contact.stiffness_linear_N_per_m2", "contact.stiffness_quadratic_N_per_m3",
                         "contact.damping_Ns_per_m2", "belt.mass_per_length_kg_per_m"),
-            "bristle": ("friction.bristle_stiffness_N_per_m2", "belt.mass_per_length_kg_per_m")}[mode.name]
-    values = ", ".join(f"{key} = {getattr(getattr(layout, key.split('.')[0]), key.split('.')[1])!r}" for key in keys)
-    return [f"{layout.source}: {keys[0].split('.')[0]}: the stable time step would be {limit:.3g} s, set by the "
-            f"belt's {mode.name} mode ({values}); the model needs >= {MIN_TIME_STEP:g} s: {MODE_ADVICE[mode.name]}"]
+            "bristle": ("friction.bristle_stiffness_N_per_m2", "belt.mass_per_length_kg_per_m")}
+
+    def values(name):
+        return ", ".join(f"{key} = {getattr(getattr(layout, key.split('.')[0]), key.split('.')[1])!r}"
+                         for key in keys[name])
+
+    if limit < MIN_TIME_STEP:
+        return [f"{layout.source}: {keys[mode.name][0].split('.')[0]}: the stable time step would be {limit:.3g} s, "
+                f"set by the belt's {mode.name} mode ({values(mode.name)}); the model needs >= {MIN_TIME_STEP:g} s: "
+                f"{MODE_ADVICE[mode.name]}"]
+    if not stiffness <= MAX_IMPLICIT_STIFFNESS:
+        return [f"{layout.source}: {keys[stiff.name][0].split('.')[0]}: the belt's {stiff.name} mode is too stiff "
+                f"for its mass ({values(stiff.name)}): the implicit belt solve at {MAX_STEP:g} s would lose its "
+                f"precision (stiffness {stiffness:.3g} times the mass, at most {MAX_IMPLICIT_STIFFNESS:g}): "
+                f"{MODE_ADVICE[stiff.name]}"]
+    return []
 
 
 def _rigid_body_rate_problems(layout) -> list[str]:

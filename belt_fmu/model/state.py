@@ -20,6 +20,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from .belt import IMPLICIT_COLUMNS
 from .friction import friction_state_count
 
 #: the state vector y: (name, shape, meaning)
@@ -41,7 +42,7 @@ WORK_LAYOUT = (
     ("node_force", ("n", 3), "force/moment on each node, friction excluded [N, N m]"),
     ("axial_force", ("n",), "axial force of element i (node i -> i+1), tension positive [N]"),
     ("element_direction", ("n", 2), "unit chord direction of element i"),
-    ("axial_work", ("n", 6), "scratch of the implicit axial solve"),
+    ("implicit_work", ("n", IMPLICIT_COLUMNS), "scratch of the implicit belt solve (belt.implicit_belt_correction)"),
     ("element_load", ("n", 8), "scratch: element i's axial force, chord direction, force on node i (x, y; node "
                                "i+1 gets its opposite) and the moments it takes from nodes i, i+1 (belt.element_loads)"),
     ("normal_force", ("n", "p"), "contact normal force [N]"),
@@ -183,7 +184,7 @@ def unpack_work(work, index_work, n, p, k):
         _matrix(work, f, e, 0, n, p, k),  # node_force
         _vector(work, f, e, 1, n, p, k),  # axial_force
         _matrix(work, f, e, 2, n, p, k),  # element_direction
-        _matrix(work, f, e, 3, n, p, k),  # axial_work
+        _matrix(work, f, e, 3, n, p, k),  # implicit_work
         _matrix(work, f, e, 4, n, p, k),  # element_load
         _matrix(work, f, e, 5, n, p, k),  # normal_force
         _matrix(work, f, e, 6, n, p, k),  # friction_force
