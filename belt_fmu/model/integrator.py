@@ -9,7 +9,11 @@ on that stiff part, [Hairer and Wanner 1996] IV.7), whose modes stiffen as 1/l0 
 so the stable step is set by the explicit contact (and bristle) springs, whose frequency
 does not depend on the element length, and by :data:`~belt_fmu.model.stability.MAX_STEP`
 for accuracy, see :func:`stable_time_step`; the step of a 600-element belt is that of a
-150-element one. :func:`step` is the scheme: it calls, in order, the kernels of the parts
+150-element one. Where the explicit bending is stable at that step anyway (the built-in belt
+up to about 155 elements), bending and shear stay explicit and only the axial forces are
+implicit (:func:`belt_fmu.model.belt.implicit_axial_correction`, :func:`choose_bending_scheme`):
+a fifth of the block solve's cost, and without the numerical damping backward Euler adds to
+the bending. :func:`step` is the scheme: it calls, in order, the kernels of the parts
 (belt, contact, drive, friction, tensioner), each computing its share of the forces and
 velocity updates on the state and work views.
 
@@ -37,12 +41,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .belt import closed_belt_forces, implicit_belt_correction, transverse_damping
+from .belt import closed_belt_forces, implicit_axial_correction, implicit_belt_correction, transverse_damping
 from .contact import normal_contact, rebuild_neighbour_lists
 from .drive import accelerate_pulleys, update_pulley_centers
 from .friction import friction_impulses
 from .outputs import evaluate_outputs
-from .stability import MAX_STEP, explicit_modes, limiting_mode
+from .stability import MAX_STEP, bending_is_implicit, explicit_modes, limiting_mode
 from .state import unpack
 from .tensioner import advance_arm
 
@@ -65,6 +69,16 @@ def stable_time_step(parameters, max_step: float = MAX_STEP) -> float:
     modes = explicit_modes(belt["node_mass"], contact["stiffness_linear"], contact["stiffness_quadratic"],
                            contact["damping"], friction["bristle_stiffness"])
     return min(STEP_SAFETY * limiting_mode(modes)[0], max_step)
+
+
+def choose_bending_scheme(parameters, dt: float) -> None:
+    """Set the BELT record's ``implicit_bending`` for steps of ``dt`` [s]
+    (:func:`belt_fmu.model.stability.bending_is_implicit`): implicit where the explicit
+    bending would limit the step, so that the step stays the contact's at any element count."""
+    belt = parameters.belt[0]
+    belt["implicit_bending"] = int(bending_is_implicit(belt["node_mass"], belt["node_inertia"], belt["rest_length"],
+                                                       belt["bending_stiffness"], belt["bending_damping"], dt,
+                                                       STEP_SAFETY))
 
 
 @njit(cache=True, inline="always")
@@ -110,7 +124,10 @@ def step(p, s, w, dt, crank_omega, water_pump_torque):
     # new velocities: explicit predictor, then the implicit parts
     accelerate_nodes(belt, s, w, dt)
     accelerate_pulleys(p, s, w, dt, water_pump_torque)
-    implicit_belt_correction(belt, s, w, dt)
+    if belt.implicit_bending:
+        implicit_belt_correction(belt, s, w, dt)
+    else:
+        implicit_axial_correction(belt, s, w, dt)
     friction_impulses(p, s, w, dt)
     advance_arm(p, s, w, dt)  # the arm's rate and angle, from this step's hub load
 

@@ -103,6 +103,19 @@ def implicit_modes(node_mass, node_inertia, rest_length, axial_stiffness, axial_
             Mode("axial", w_axial, z_axial)]
 
 
+def bending_is_implicit(node_mass, node_inertia, rest_length, bending_stiffness, bending_damping, dt,
+                        safety) -> bool:
+    """Whether the belt's bending and shear must be implicit at the step ``dt`` [s]: whether
+    ``safety`` times the explicit stability limit of its bending rotation or shear mode
+    (:func:`implicit_modes`) is shorter than ``dt``. Where it is not (the built-in belt up to
+    about 155 elements), the explicit bending is stable and the implicit solve takes the axial
+    forces alone (:func:`belt_fmu.model.belt.implicit_axial_correction`): cheaper, and without
+    the numerical damping backward Euler adds to the bending."""
+    bending = [mode for mode in implicit_modes(node_mass, node_inertia, rest_length, 1.0, 0.0, bending_stiffness,
+                                               bending_damping) if mode.name.startswith("bending")]
+    return safety * limiting_mode(bending)[0] < dt
+
+
 def implicit_stiffness(mode: Mode, dt: float) -> float:
     """``(w dt)^2 + 2 z w dt``: the ratio of a mode's stiffness and damping terms to its mass
     in the implicit solve's matrix ``M + dt C + dt^2 K``, the condition number that mode

@@ -32,7 +32,8 @@ from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
 from .inputs import check_inputs, input_specs
-from .integrator import NOT_FINITE, OK, OVERSTRETCHED, STRAIN_LIMIT, report, run, stable_time_step
+from .integrator import (NOT_FINITE, OK, OVERSTRETCHED, STRAIN_LIMIT, choose_bending_scheme, report, run,
+                         stable_time_step)
 from .outputs import SPAN_OFFSET_FRACTION, SPAN_OFFSET_MIN, output_specs, span_end_points
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
@@ -96,6 +97,7 @@ class BeltDrive:
         self.views = unpack_state(self.y, n, p, k)
         self.arrays = unpack_work(self.work, self.index_work, n, p, k)
         self.dt = stable_time_step(self.parameters)
+        choose_bending_scheme(self.parameters, self.dt)
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
         self.output_names = [spec.name for spec in self.specs]
