@@ -100,7 +100,7 @@ def chord_angle(ex, ey):
 # a negative signed index, and that select in every address keeps LLVM from vectorizing them.
 # Loop bounds are masked to 32 bits (INDEX_MASK: a belt has far fewer nodes), which tells the
 # compiler that 8 i + 7 cannot wrap, else it gives up on the runtime checks that would need.
-U0, U1, U2, U3, U4, U5, U6, U8 = (np.uint64(k) for k in (0, 1, 2, 3, 4, 5, 6, 8))
+U0, U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(k) for k in (0, 1, 2, 3, 4, 5, 6, 7, 8))
 INDEX_MASK = np.uint64(0xFFFFFFFF)
 
 
@@ -112,9 +112,10 @@ def element_loads(constants, q, u, a, b):
     ``constants`` are the BELT record's l0, EA, c_a, EI, c_b (:func:`element_constants`: read
     once, not from the record after each store of the loop), ``q``, ``u`` the node
     positions/angles and velocities, flat: node i's x, y, phi at 3 i, 3 i + 1, 3 i + 2. Returns (N, e_x, e_y,
-    F_x, F_y, M_a, M_b): the axial force N [N] (tension positive), the chord direction e,
-    the force (F_x, F_y) = N e - V n on node a (node b gets its opposite) [N] and the
-    moments the element takes from its nodes [N m] (node a gets -M_a, node b -M_b). Pure
+    F_x, F_y, M_a, M_b, 1/l): the axial force N [N] (tension positive), the chord direction e,
+    the force (F_x, F_y) = N e - V n on node a (node b gets its opposite) [N], the
+    moments the element takes from its nodes [N m] (node a gets -M_a, node b -M_b) and the
+    inverse chord length [1/m] (the implicit solve's frame, :func:`implicit_belt_correction`). Pure
     arithmetic on its arguments, so that a loop over the elements vectorizes.
     """
     rest_length, axial_stiffness, axial_damping, bending_stiffness, bending_damping = constants
@@ -141,7 +142,7 @@ def element_loads(constants, q, u, a, b):
     mb = k * (2.0 * ta + 4.0 * tb) + c * (2.0 * ta_rate + 4.0 * tb_rate)
     shear = (ma + mb) * inv_length
     # n = (-ey, ex)
-    return axial, ex, ey, axial * ex + shear * ey, axial * ey - shear * ex, ma, mb
+    return axial, ex, ey, axial * ex + shear * ey, axial * ey - shear * ex, ma, mb, inv_length
 
 
 @njit(cache=True)
@@ -149,8 +150,8 @@ def beam_element(belt, q, u, a, b, out):
     """:func:`element_loads` of nodes ``a``, ``b`` of the (n, 3) arrays ``q``, ``u`` as nodal
     loads: writes ``out[0:3]`` = (Fx, Fy, M) on node a and ``out[3:6]`` on node b [N, N m];
     returns the axial force N [N] (tension positive)."""
-    axial, _, _, fx, fy, ma, mb = element_loads(element_constants(belt), np.ascontiguousarray(q).reshape(-1),
-                                                np.ascontiguousarray(u).reshape(-1), np.uint64(a), np.uint64(b))
+    axial, _, _, fx, fy, ma, mb, _ = element_loads(element_constants(belt), np.ascontiguousarray(q).reshape(-1),
+                                                   np.ascontiguousarray(u).reshape(-1), np.uint64(a), np.uint64(b))
     out[0] = fx
     out[1] = fy
     out[2] = -ma
@@ -168,7 +169,7 @@ def element_constants(belt):
 
 @njit(cache=True, inline="always")
 def _store_element(constants, q, u, load, a, b):
-    axial, ex, ey, fx, fy, ma, mb = element_loads(constants, q, u, a, b)
+    axial, ex, ey, fx, fy, ma, mb, inv_length = element_loads(constants, q, u, a, b)
     row = U8 * a
     load[row] = axial
     load[row + U1] = ex
@@ -177,6 +178,7 @@ def _store_element(constants, q, u, load, a, b):
     load[row + U4] = fy
     load[row + U5] = ma
     load[row + U6] = mb
+    load[row + U7] = inv_length
 
 
 @njit(cache=True, inline="always")
@@ -398,7 +400,6 @@ def implicit_belt_correction(belt, s, w, dt):
     frequencies grow as 1/l0 and 1/l0^2 (:mod:`belt_fmu.model.stability`).
     """
     n = s.q.shape[0]
-    q = s.q
     u = s.u
     force = w.node_force
     direction = w.element_direction
@@ -424,9 +425,7 @@ def implicit_belt_correction(belt, s, w, dt):
         j = i + 1 if i + 1 < n else 0
         ex = direction[i, 0]
         ey = direction[i, 1]
-        dx = q[j, 0] - q[i, 0]
-        dy = q[j, 1] - q[i, 1]
-        inv_length = 1.0 / np.sqrt(dx * dx + dy * dy)
+        inv_length = w.element_load[i, 7]  # of the positions closed_belt_forces saw: not moved since
         px = -ey * inv_length
         py = ex * inv_length
         work[i, _P] = px

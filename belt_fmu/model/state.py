@@ -44,7 +44,8 @@ WORK_LAYOUT = (
     ("element_direction", ("n", 2), "unit chord direction of element i"),
     ("implicit_work", ("n", IMPLICIT_COLUMNS), "scratch of the implicit belt solve (belt.implicit_belt_correction)"),
     ("element_load", ("n", 8), "scratch: element i's axial force, chord direction, force on node i (x, y; node "
-                               "i+1 gets its opposite) and the moments it takes from nodes i, i+1 (belt.element_loads)"),
+                               "i+1 gets its opposite), the moments it takes from nodes i, i+1 and its inverse "
+                               "chord length [1/m] (belt.element_loads)"),
     ("normal_force", ("n", "p"), "contact normal force [N]"),
     ("friction_force", ("n", "p"), "friction force on the node along the pulley's CCW tangent [N]"),
     ("friction_work", ("k",), "scratch: trial friction states of one contact"),
