@@ -86,33 +86,38 @@ def explicit_modes(node_mass, contact_linear, contact_quadratic, contact_damping
     return modes
 
 
-def implicit_modes(node_mass, node_inertia, rest_length, axial_stiffness, axial_damping, bending_stiffness,
-                   bending_damping) -> list[Mode]:
-    """The fastest modes of the belt's implicit part, those the explicit scheme would be limited
-    by (per-node values, SI units; module docstring): a node rotating against its neighbours'
-    bending stiffness, shearing between them, stretching its two elements."""
+def bending_modes(node_mass, node_inertia, rest_length, bending_stiffness, bending_damping) -> list[Mode]:
+    """The belt's fastest bending modes (per-node values, SI units; module docstring): a node
+    rotating against its neighbours' bending stiffness, and shearing between them."""
     m, l0, ei = node_mass, rest_length, bending_stiffness
     k_rot = 4.0 * ei / l0
     w_rot = 2.0 * math.sqrt(k_rot / node_inertia)
     z_rot = bending_damping / l0 * 4.0 * w_rot / (2.0 * k_rot)
     w_shear = 2.0 * math.sqrt(12.0 * ei / (l0 ** 3 * m))
+    return [Mode("bending rotation", w_rot, z_rot), Mode("bending shear", w_shear, 0.0)]
+
+
+def implicit_modes(node_mass, node_inertia, rest_length, axial_stiffness, axial_damping, bending_stiffness,
+                   bending_damping) -> list[Mode]:
+    """The fastest modes of the belt's implicit part, those the explicit scheme would be limited
+    by (per-node values, SI units; module docstring): the :func:`bending_modes` and a node
+    stretching its two elements."""
+    m, l0 = node_mass, rest_length
     k_axial = axial_stiffness / l0
     w_axial = 2.0 * math.sqrt(k_axial / m)
     z_axial = axial_damping / l0 * 2.0 * w_axial / (2.0 * 2.0 * k_axial)
-    return [Mode("bending rotation", w_rot, z_rot), Mode("bending shear", w_shear, 0.0),
-            Mode("axial", w_axial, z_axial)]
+    return [*bending_modes(m, node_inertia, l0, bending_stiffness, bending_damping), Mode("axial", w_axial, z_axial)]
 
 
 def bending_is_implicit(node_mass, node_inertia, rest_length, bending_stiffness, bending_damping, dt,
                         safety) -> bool:
     """Whether the belt's bending and shear must be implicit at the step ``dt`` [s]: whether
     ``safety`` times the explicit stability limit of its bending rotation or shear mode
-    (:func:`implicit_modes`) is shorter than ``dt``. Where it is not (the built-in belt up to
+    (:func:`bending_modes`) is shorter than ``dt``. Where it is not (the built-in belt up to
     about 155 elements), the explicit bending is stable and the implicit solve takes the axial
     forces alone (:func:`belt_fmu.model.belt.implicit_axial_correction`): cheaper, and without
     the numerical damping backward Euler adds to the bending."""
-    bending = [mode for mode in implicit_modes(node_mass, node_inertia, rest_length, 1.0, 0.0, bending_stiffness,
-                                               bending_damping) if mode.name.startswith("bending")]
+    bending = bending_modes(node_mass, node_inertia, rest_length, bending_stiffness, bending_damping)
     return safety * limiting_mode(bending)[0] < dt
 
 

@@ -167,7 +167,6 @@ class BeltDrive:
         self.time = 0.0
         self.views.theta[:] = 0.0  # the angles count from the start
         self._outputs_current = False
-        self._trial = None
 
     @contextlib.contextmanager
     def _arm_without_friction(self):
