@@ -1,11 +1,14 @@
 """The slave's side of the native fast path: the exchange block the FMU's loader reads.
 
 A communication step of the lumped model takes about a microsecond of physics, and each FMI
-call that enters Python through PythonFMU costs 3-5 us. So the loader
+call that enters Python through PythonFMU costs 3-5 us (a doStep of the discretized model,
+with its output reads, about 60 us beyond its physics). So the loader
 (``belt_fmu/build/native_loader/loader.c``) answers the calls of every step in C when it
 can: ``fmi2SetReal`` of the inputs, ``fmi2GetReal`` of outputs and inputs, and ``fmi2DoStep``,
-which calls the compiled step of the model (:class:`belt_fmu.model.lumped_system.NativeStep`)
-on the model's own arrays. Everything else, and any of those calls the loader is not sure
+which calls the compiled step of the model (:class:`belt_fmu.model.lumped_system.NativeStep`,
+:class:`belt_fmu.model.system.NativeStep`) on the model's own arrays; ``fmi2GetReal`` of
+outputs calls it with 0 steps first when the model computes its outputs lazily (the
+discretized one). Everything else, and any of those calls the loader is not sure
 about (a value out of range, a refused step, a diverging step), goes to the slave as before:
 the slave stays the authority over phases, checks, messages, states and status codes.
 
@@ -18,11 +21,13 @@ that reaches the slave (:func:`belt_fmu.slave.fmi_call`):
 
 * before it, :meth:`FastPath.pull`: if the loader changed anything (``touched``), the slave
   takes the inputs, its time and the model's time from the block;
-* after it, :meth:`FastPath.publish`: ``usable`` is set only while the model is a lumped one
-  that is stepping without failure, with the block describing it: the inputs (value
-  references, values, allowed ranges), the value reference -> slot table of the real
-  variables the loader may read, the model's arrays and its step function. Otherwise it is
-  cleared, and the loader forwards everything.
+* after it, :meth:`FastPath.publish`: ``usable`` is set only while the model is stepping
+  without failure and has a native step (the lumped model, and the discretized one with the
+  inputs ``crank_speed`` and ``water_pump_torque`` only), with the block describing it: the
+  inputs (value references, values, allowed ranges), the value reference -> slot table of
+  the real variables the loader may read, the model's outputs, the arrays a step changes
+  (which the loader copies before a step and restores after a failed one) and its step
+  function. Otherwise it is cleared, and the loader forwards everything.
 
 FMI allows no concurrent calls on one instance, so the loader and the slave never use one
 block at the same time. ``BELT_FMU_NATIVE_FAST_PATH=0`` in the environment makes the loader
@@ -39,7 +44,7 @@ EXCHANGE_VARIABLE = "_native_fast_path"
 EXCHANGE_DESCRIPTION = ("internal: the address of the native loader's fast-path exchange block "
                         "(belt_fmu/fast_path.py); not for users, do not connect")
 #: the block's first word: "beltfp" and the layout's version
-MAGIC = 0x62656C7466700001
+MAGIC = 0x62656C7466700002
 MAX_INPUTS = 8
 #: vr -> slot table: no fast slot; else an output's index (>= 0) or input k as INPUT_SLOT - k
 NO_SLOT = -1
@@ -69,11 +74,10 @@ class Block(ctypes.Structure):
         ("slot", ctypes.c_void_p),  # int64[n_vr]: value reference -> slot (NO_SLOT, output index, input)
         ("outputs", ctypes.c_void_p),  # float64[n_outputs]: the model's output values
         ("n_outputs", ctypes.c_int64),
-        ("y", ctypes.c_void_p),  # float64[n_y]: the model's state vector
-        ("n_y", ctypes.c_int64),
-        ("work", ctypes.c_void_p),  # float64[n_work]: its work buffer
-        ("n_work", ctypes.c_int64),
-        ("kernel", ctypes.c_void_p),  # the step function (belt_fmu.model.lumped_native.advance)
+        ("n_saved", ctypes.c_int64),
+        ("saved", ctypes.c_void_p),  # int64[2 n_saved]: (address, bytes) of each array a step changes
+        ("report_outputs", ctypes.c_int64),  # 1: call the kernel with 0 steps before reading outputs
+        ("kernel", ctypes.c_void_p),  # the step function (lumped_native.advance, discretized_native.advance)
         ("kernel_arguments", ctypes.c_void_p),  # its argument words
     ]
 
@@ -85,6 +89,7 @@ class FastPath:
         self.block = Block(magic=MAGIC)
         self.attached = False  # a loader read the block's address
         self.step = None  # the NativeStep the block describes
+        self._saved = None  # the block's saved table (int64 pairs)
         inputs = slave.inputs
         self._names = [spec.name for spec in inputs]
         self._fits = len(inputs) <= MAX_INPUTS and self._names[:2] == ["crank_speed", "water_pump_torque"]
@@ -140,9 +145,10 @@ class FastPath:
         if self.step is None or self.step.drive is not drive:
             self.step = drive.native_step()
             s = self.step
-            b.outputs, b.n_outputs = drive.output_values.ctypes.data, drive.output_values.size
-            b.y, b.n_y = drive.y.ctypes.data, drive.y.size
-            b.work, b.n_work = drive.work.ctypes.data, drive.work.size
+            b.outputs, b.n_outputs = s.outputs.ctypes.data, s.outputs.size
+            self._saved = np.array([(a.ctypes.data, a.nbytes) for a in s.saved], dtype=np.int64)
+            b.n_saved, b.saved = len(s.saved), self._saved.ctypes.data
+            b.report_outputs = int(s.report_outputs)
             b.kernel, b.kernel_arguments = s.address, s.arguments.ctypes.data
             b.max_step, b.crank_sense = s.max_step, s.crank_sense
         for k, name in enumerate(self._names):

@@ -37,10 +37,11 @@ call, the variable and what is allowed; the FMU's native loader
 * a state to restore is checked entirely (it was made by this FMU, its parameters are valid,
   its model state has the right size and finite values) before any of it is applied.
 
-Speed: with the lumped model, the native loader answers the step's fmi2SetReal of the
-inputs, fmi2GetReal and fmi2DoStep itself, on this slave's arrays, through the exchange block
-of :mod:`belt_fmu.fast_path` (published after every call by :func:`fmi_call`); any call it is
-not sure of, and every other call, comes here as before.
+Speed: the native loader answers the step's fmi2SetReal of the inputs, fmi2GetReal and
+fmi2DoStep itself, on this slave's arrays, through the exchange block of
+:mod:`belt_fmu.fast_path` (published after every call by :func:`fmi_call`), for the lumped
+model and for the discretized one with the inputs crank_speed and water_pump_torque only;
+any call it is not sure of, and every other call, comes here as before.
 
 Initialization: the model starts from its steady running state at the inputs it has when
 initialization ends, or earlier if the master reads outputs in initialization mode (FMI 2.0

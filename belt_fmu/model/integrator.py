@@ -53,12 +53,33 @@ from .tensioner import advance_arm
 OK = 0
 NOT_FINITE = 1
 OVERSTRETCHED = 2
+#: (:func:`communicate`) a pulley ran away: see :func:`runaway`
+RUNAWAY = 3
 #: element strain beyond which the run is declared diverged (a real belt breaks far earlier)
 STRAIN_LIMIT = 0.25
 #: steps between the checks for a diverged state (and after the last step)
 HEALTH_CHECK_INTERVAL = 64
 #: fraction of the stability limit used as time step
 STEP_SAFETY = 0.8
+#: internal steps shorter than this fraction of the nominal step are too short to resolve the
+#: friction and axial forces the outputs read (:func:`report`); the outputs then take a trial
+#: step of the nominal length
+TRIAL_STEP_FRACTION = 0.5
+#: a pulley whose cord surface runs faster than this multiple of the belt speed plus
+#: RUNAWAY_SPEED_MARGIN [m/s] has run away (creep slip is a few percent; the margin covers
+#: the crank at rest)
+RUNAWAY_SPEED_RATIO = 1.5
+RUNAWAY_SPEED_MARGIN = 5.0
+
+#: The control words of a drive (float64, BeltDrive.control), which :func:`communicate` and
+#: :func:`current_outputs` keep, so that the native loader's fast path (a cfunc around them,
+#: belt_fmu.model.discretized_native) and Python share one bookkeeping: the inputs the state
+#: runs at, crank omega CCW [rad/s] and pump torque [N m]; the length [s] of the steps the
+#: outputs' trial step takes and the nominal step [s]; 1 when the outputs are those of the
+#: state; 1 while the outputs' trial step may be the next run's first step, with the inputs,
+#: step length and neighbour-list countdown it was taken with (:func:`report`, :func:`run`).
+(CRANK_OMEGA, PUMP_TORQUE, OUTPUT_DT, NOMINAL_DT, OUTPUTS_CURRENT, TRIAL_TAKEN, TRIAL_CRANK_OMEGA,
+ TRIAL_PUMP_TORQUE, TRIAL_DT, TRIAL_COUNTDOWN, CONTROL_SIZE) = range(11)
 
 
 def stable_time_step(parameters, max_step: float = MAX_STEP) -> float:
@@ -230,3 +251,73 @@ def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omeg
         w.rebuild_countdown[0] = 0
     evaluate_outputs(parameters, s, w, outputs)
     return countdown
+
+
+@njit(cache=True)
+def runaway(p, s):
+    """True if a pulley runs away: its cord surface faster than :data:`RUNAWAY_SPEED_RATIO`
+    times the belt speed the crank gives plus :data:`RUNAWAY_SPEED_MARGIN` (or not finite).
+    The belt cannot drive a pulley that fast, so its load torque drives it (a negative load
+    beyond what the belt can hold back)."""
+    crank = p.roles[0].crank
+    belt_speed = abs(s.omega[crank]) * p.pulleys[crank].radius  # prescribed or torque-driven
+    limit = RUNAWAY_SPEED_RATIO * belt_speed + RUNAWAY_SPEED_MARGIN
+    for j in range(s.omega.shape[0]):
+        if not abs(s.omega[j]) * p.pulleys[j].radius <= limit:
+            return True
+    return False
+
+
+@njit(cache=True)
+def communicate(y, work, index_work, parameters, trial_y, trial_start, control, n_steps, dt, crank_omega,
+                water_pump_torque):
+    """Entry from Python and from the native loader (belt_fmu.model.discretized_native): a
+    communication step, ``n_steps`` steps of ``dt`` [s] with constant inputs, and the
+    bookkeeping of the ``control`` words around :func:`run` (their table above).
+
+    The inputs become the state's; the outputs' trial step will be as long as the steps
+    taken, so that the forces read are those applied, unless they are too short to say (a
+    1e-12 s step: then the nominal step); the last trial step is this run's first step if
+    it had these inputs and this ``dt`` (:func:`run` checks that the state is still the one
+    it started from). Returns (status, steps taken) as :func:`run`, the status
+    :data:`RUNAWAY` after a run that ended well with a pulley running away (:func:`runaway`).
+    The pulleys' input torques (``work``) are the caller's to set, and to clear
+    ``control[TRIAL_TAKEN]`` when it changes them.
+    """
+    nominal = control[NOMINAL_DT]
+    output_dt = dt if dt >= TRIAL_STEP_FRACTION * nominal else nominal
+    countdown = 0
+    if (control[TRIAL_TAKEN] != 0.0 and control[TRIAL_CRANK_OMEGA] == crank_omega
+            and control[TRIAL_PUMP_TORQUE] == water_pump_torque and control[TRIAL_DT] == output_dt
+            and control[TRIAL_DT] == dt):
+        countdown = int(control[TRIAL_COUNTDOWN])
+    control[CRANK_OMEGA] = crank_omega
+    control[PUMP_TORQUE] = water_pump_torque
+    control[OUTPUT_DT] = output_dt
+    control[OUTPUTS_CURRENT] = 0.0
+    control[TRIAL_TAKEN] = 0.0
+    status, taken = run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y,
+                        trial_start, countdown)
+    if status == OK:
+        s, _ = unpack(parameters, y, work, index_work)
+        if runaway(parameters, s):
+            status = RUNAWAY
+    return status, taken
+
+
+@njit(cache=True)
+def current_outputs(y, work, index_work, parameters, trial_y, trial_start, control, outputs):
+    """Entry from Python and from the native loader: ``outputs`` of the state ``y`` at the
+    inputs of ``control`` (:func:`report`, with the trial step's length ``control[OUTPUT_DT]``)
+    unless they are current already; the trial step is then kept in ``control`` for the
+    next :func:`communicate`."""
+    if control[OUTPUTS_CURRENT] != 0.0:
+        return
+    countdown = report(y, work, index_work, parameters, trial_y, trial_start, control[OUTPUT_DT],
+                       control[CRANK_OMEGA], control[PUMP_TORQUE], outputs)
+    control[TRIAL_CRANK_OMEGA] = control[CRANK_OMEGA]
+    control[TRIAL_PUMP_TORQUE] = control[PUMP_TORQUE]
+    control[TRIAL_DT] = control[OUTPUT_DT]
+    control[TRIAL_COUNTDOWN] = countdown
+    control[TRIAL_TAKEN] = 1.0
+    control[OUTPUTS_CURRENT] = 1.0

@@ -273,7 +273,11 @@ class NativeStep:
     ``n_steps = max(1, ceil(interval / max_step - 1e-9))``, ``dt = interval / n_steps``,
     ``crank_omega = crank_sense * crank_speed``, and adds ``interval`` to the drive's
     time on success; on a status other than :data:`belt_fmu.model.lumped.OK` the state is
-    not usable (the FMU's loader restores its copy and lets Python redo the step)."""
+    not usable (the FMU's loader restores the arrays :attr:`saved` from its copy and lets
+    Python redo the step). :attr:`outputs` are the drive's output values, current after
+    every step (:attr:`report_outputs` False: the function is never called with 0 steps)."""
+
+    report_outputs = False
 
     def __init__(self, drive: LumpedDrive):
         from . import lumped_native
@@ -284,6 +288,8 @@ class NativeStep:
                                                  drive.belt, drive.output_values)
         self.max_step = float(drive.dt)
         self.crank_sense = float(drive.parameters.roles[0]["crank_sense"])
+        self.outputs = drive.output_values
+        self.saved = (drive.y, drive.work, drive.output_values)
 
 
 def _no_torque_inputs(torques: dict) -> None:

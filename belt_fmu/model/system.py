@@ -32,8 +32,9 @@ from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
 from .inputs import check_inputs, input_specs
-from .integrator import (NOT_FINITE, OK, OVERSTRETCHED, STRAIN_LIMIT, choose_bending_scheme, report, run,
-                         stable_time_step)
+from .integrator import (CONTROL_SIZE, CRANK_OMEGA, NOMINAL_DT, NOT_FINITE, OK, OUTPUT_DT, OUTPUTS_CURRENT,
+                         OVERSTRETCHED, RUNAWAY, STRAIN_LIMIT, TRIAL_TAKEN, choose_bending_scheme, communicate,
+                         current_outputs, stable_time_step)
 from .outputs import SPAN_OFFSET_FRACTION, SPAN_OFFSET_MIN, output_specs, span_end_points
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
@@ -45,17 +46,6 @@ SETTLE_TIME = 0.15
 #: RATCHET_TIME [s] (BeltDrive._light_arm): what takes the real arm seconds
 RATCHET_SPEEDUP = 40.0
 RATCHET_TIME = 0.15
-
-
-#: a pulley whose cord surface runs faster than this multiple of the belt speed plus
-#: RUNAWAY_SPEED_MARGIN [m/s] has run away (creep slip is a few percent; the margin covers
-#: the crank at rest)
-RUNAWAY_SPEED_RATIO = 1.5
-#: internal steps shorter than this fraction of ``dt`` are too short to resolve the friction
-#: and axial forces the outputs read (BeltDrive.output_values); the outputs then take a
-#: trial step of ``dt``
-TRIAL_STEP_FRACTION = 0.5
-RUNAWAY_SPEED_MARGIN = 5.0
 
 
 class DivergenceError(RuntimeError):
@@ -96,24 +86,32 @@ class BeltDrive:
         self._kernel_args = (self.y, self.work, self.index_work, self.parameters)
         self.views = unpack_state(self.y, n, p, k)
         self.arrays = unpack_work(self.work, self.index_work, n, p, k)
+        # the inputs the state runs at, the outputs' trial step and its bookkeeping, shared with
+        # the compiled entries (integrator.CRANK_OMEGA ...: integrator.communicate, current_outputs)
+        self.control = np.zeros(CONTROL_SIZE)
+        # the inputs the state runs at, crank omega CCW [rad/s] and pump torque [N m], and the
+        # length [s] of the internal steps it runs with (the outputs' trial step takes it): a view
+        self._inputs = self.control[CRANK_OMEGA:OUTPUT_DT + 1]
         self.dt = stable_time_step(self.parameters)
+        self._inputs[2] = self.dt
         choose_bending_scheme(self.parameters, self.dt)
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
         self.output_names = [spec.name for spec in self.specs]
         self._output_buffer = np.zeros(len(self.specs))
-        self._outputs_current = False
         # the compiled entries for these arguments' types, resolved when first used (compiled_entry)
-        self._run = self._report = None
+        self._communicate = self._current_outputs = None
         self._trial_y = np.zeros(n_state)  # the trial step of the outputs runs on this copy
         self._trial_start = np.zeros(n_state)  # ... from this state
-        # the trial step's inputs (crank omega, pump torque, step length, then the pulleys' input
-        # torques) and the neighbour-list countdown it started with (integrator.run), while the
-        # next advance may take it as its first step; None when it may not
-        self._trial = None
-        # the inputs the state runs at, crank omega CCW [rad/s] and pump torque [N m], and the
-        # length [s] of the internal steps it runs with (the outputs' trial step takes it)
-        self._inputs = np.array([0.0, 0.0, self.dt])
+
+    @property
+    def dt(self) -> float:
+        """Nominal (longest) internal step [s]."""
+        return float(self.control[NOMINAL_DT])
+
+    @dt.setter
+    def dt(self, value: float) -> None:
+        self.control[NOMINAL_DT] = value
 
     @property
     def rest_length(self) -> float:
@@ -147,7 +145,7 @@ class BeltDrive:
         init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque,
                                  port_torque=ports)
         self.arrays.rebuild_countdown[0] = 0
-        self._trial = None
+        self.control[TRIAL_TAKEN] = 0.0
         self._set_inputs(crank_speed, water_pump_torque, ports)
         self.time = 0.0
         if settle_time > 0.0:
@@ -166,7 +164,7 @@ class BeltDrive:
                 roles["crank_speed_input"] = 0 if self.torque_driven_crank else 1
         self.time = 0.0
         self.views.theta[:] = 0.0  # the angles count from the start
-        self._outputs_current = False
+        self.control[OUTPUTS_CURRENT] = 0.0
 
     @contextlib.contextmanager
     def _arm_without_friction(self):
@@ -228,19 +226,14 @@ class BeltDrive:
             return
         n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
         dt = interval / n_steps
-        # the outputs' trial step: as long as the steps taken, so that the forces read are
-        # those applied, unless the interval was too short to say (a 1e-12 s step)
-        self._inputs[2] = dt if dt >= TRIAL_STEP_FRACTION * self.dt else self.dt
-        # the last trial step is this run's first step if it had its inputs and step length
-        # (integrator.run checks that the state is still the one it started from)
-        trial, self._trial = self._trial, None
-        countdown = 0
-        if trial is not None and trial[0] == (*self._inputs.tolist(), *ports.tolist()) and trial[0][2] == dt:
-            countdown = trial[1]
-        if self._run is None:
-            self._run = compiled_entry(run, (*self._kernel_args, 1, 1.0, 1.0, 1.0, self._trial_y, self._trial_start, 0))
-        status, taken = self._run(*self._kernel_args, n_steps, float(dt), float(self._inputs[0]),
-                                  float(water_pump_torque), self._trial_y, self._trial_start, countdown)
+        if self._communicate is None:
+            self._communicate = compiled_entry(communicate, (*self._kernel_args, self._trial_y, self._trial_start,
+                                                             self.control, 1, 1.0, 1.0, 1.0))
+        status, taken = self._communicate(*self._kernel_args, self._trial_y, self._trial_start, self.control, n_steps,
+                                          float(dt), float(self._inputs[0]), float(water_pump_torque))
+        if status == RUNAWAY:
+            self.time += interval
+            raise self._runaway(crank_speed, water_pump_torque, ports)
         if status != OK:
             when = self.time + taken * dt
             what = {NOT_FINITE: "non-finite state values", OVERSTRETCHED: "an element stretched beyond "
@@ -248,7 +241,12 @@ class BeltDrive:
             raise DivergenceError(f"integration diverged at t = {when:.6g} s: {what}; inputs "
                                   f"{self._describe_inputs(crank_speed, water_pump_torque, ports)}, step {dt:.3g} s")
         self.time += interval
-        self._check_runaway(crank_speed, water_pump_torque, ports)
+
+    def native_step(self) -> "NativeStep":
+        """What a native caller needs to advance this drive as :meth:`advance` does, without
+        Python (the FMU's native loader: docs/native-hosts.md, "The fast path"); a drive with
+        inputs beyond ``crank_speed`` and ``water_pump_torque`` has none (ValueError)."""
+        return NativeStep(self)
 
     def _describe_inputs(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> str:
         """The inputs a run failed at, for its error message."""
@@ -258,21 +256,18 @@ class BeltDrive:
             text += f", {name}={sign * ports[j]!r} {spec.unit}"
         return text
 
-    def _check_runaway(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> None:
-        """Raise DivergenceError if a pulley runs away: its cord surface faster than
-        :data:`RUNAWAY_SPEED_RATIO` times the belt speed the crank gives plus
-        :data:`RUNAWAY_SPEED_MARGIN`. The belt cannot drive a pulley that fast, so its load
-        torque drives it (a negative load beyond what the belt can hold back)."""
+    def _runaway(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> DivergenceError:
+        """The error of a run that ended with a pulley running away (:func:`belt_fmu.model.
+        integrator.runaway` found it), naming the fastest pulley."""
         surface = np.abs(self.views.omega) * self.geometry.radii
         crank = self.geometry.crank
         belt_speed = abs(self.views.omega[crank]) * self.geometry.radii[crank]  # prescribed or torque-driven
         j = int(np.argmax(surface))
-        if not surface[j] <= RUNAWAY_SPEED_RATIO * belt_speed + RUNAWAY_SPEED_MARGIN:
-            raise DivergenceError(
-                f"pulley {self.pulley_names[j]} ran away by t = {self.time:.6g} s: its surface runs at "
-                f"{surface[j]:.4g} m/s ({abs(self.views.omega[j]):.4g} rad/s), the belt at {belt_speed:.4g} m/s; its "
-                f"load torque drives it and the belt cannot hold it back (inputs "
-                f"{self._describe_inputs(crank_speed, water_pump_torque, ports)})")
+        return DivergenceError(
+            f"pulley {self.pulley_names[j]} ran away by t = {self.time:.6g} s: its surface runs at "
+            f"{surface[j]:.4g} m/s ({abs(self.views.omega[j]):.4g} rad/s), the belt at {belt_speed:.4g} m/s; its "
+            f"load torque drives it and the belt cannot hold it back (inputs "
+            f"{self._describe_inputs(crank_speed, water_pump_torque, ports)})")
 
     def _port_torques(self, torques: dict) -> np.ndarray:
         """The load torque of every pulley from the keyword torque inputs (others 0); a
@@ -342,7 +337,7 @@ class BeltDrive:
             raise ValueError(f"the velocity or impulse must be finite (x, y) values, one pair or one per node; got "
                              f"shape {velocity.shape}")
         self.views.u[nodes, :2] += velocity
-        self._outputs_current = False
+        self.control[OUTPUTS_CURRENT] = 0.0
 
     # ------------------------------------------------------------------ outputs
     def current_path(self) -> BeltPath:
@@ -358,26 +353,27 @@ class BeltDrive:
         """Every output in :attr:`specs` order (SI units) for the current state and inputs,
         computed when first read after a change (:func:`belt_fmu.model.integrator.report`:
         a function of the state and the inputs, not of the steps that led there)."""
-        if not self._outputs_current:
-            if self._report is None:
-                self._report = compiled_entry(report, (*self._kernel_args, self._trial_y, self._trial_start, 1.0,
-                                                       1.0, 1.0, self._output_buffer))
-            countdown = self._report(*self._kernel_args, self._trial_y, self._trial_start, float(self._inputs[2]),
-                                     float(self._inputs[0]), float(self._inputs[1]), self._output_buffer)
-            self._trial = ((*self._inputs.tolist(), *self.arrays.port_torque.tolist()), countdown)
-            self._outputs_current = True
+        if not self.control[OUTPUTS_CURRENT]:
+            if self._current_outputs is None:
+                self._current_outputs = compiled_entry(current_outputs, (*self._kernel_args, self._trial_y,
+                                                                         self._trial_start, self.control,
+                                                                         self._output_buffer))
+            self._current_outputs(*self._kernel_args, self._trial_y, self._trial_start, self.control,
+                                  self._output_buffer)
         return self._output_buffer
 
     def evaluate_outputs(self) -> np.ndarray:
         """Recompute :attr:`output_values` now (reading them does when the state changed)."""
-        self._outputs_current = False
+        self.control[OUTPUTS_CURRENT] = 0.0
         return self.output_values
 
     def _set_inputs(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> None:
         self._inputs[0] = self.parameters.roles[0]["crank_sense"] * crank_speed
         self._inputs[1] = water_pump_torque
+        if self._torque_inputs and not np.array_equal(self.arrays.port_torque, ports):
+            self.control[TRIAL_TAKEN] = 0.0  # the outputs' trial step had the torques before
         self.arrays.port_torque[:] = ports  # the kernels read the pulleys' input torques there
-        self._outputs_current = False
+        self.control[OUTPUTS_CURRENT] = 0.0
 
     # ------------------------------------------------------------------ state
     def get_state(self) -> np.ndarray:
@@ -398,8 +394,46 @@ class BeltDrive:
         ports[:] = saved[k:k + ports.size]
         self.y[:] = saved[k + ports.size:]
         self.arrays.rebuild_countdown[0] = 0  # neighbour lists are rebuilt from the state
-        self._outputs_current = False
-        self._trial = None  # the trial step did not rebuild them
+        self.control[OUTPUTS_CURRENT] = 0.0
+        self.control[TRIAL_TAKEN] = 0.0  # the trial step did not rebuild them
+
+
+class NativeStep:
+    """The compiled communication step of a :class:`BeltDrive` for native callers:
+    :attr:`address` of the C function :data:`belt_fmu.model.discretized_native.advance` and
+    :attr:`arguments`, its argument words (addresses of the drive's arrays; valid while this
+    object lives). A caller advancing the drive by ``interval`` with the inputs
+    ``crank_speed`` and ``water_pump_torque`` does what :meth:`BeltDrive.advance` does:
+    ``n_steps = max(1, ceil(interval / max_step - 1e-9))``, ``dt = interval / n_steps``,
+    ``crank_omega = crank_sense * crank_speed``, and adds ``interval`` to the drive's time
+    on success. On a status other than :data:`belt_fmu.model.integrator.OK` (a divergence,
+    a pulley running away) the drive is not usable: the caller restores the arrays
+    :attr:`saved` from a copy taken before the step (they are all the step changes) and lets
+    Python take the step again, which raises the DivergenceError. The drive's outputs
+    :attr:`outputs` are current only after a call with 0 steps (:attr:`report_outputs`):
+    :meth:`BeltDrive.output_values`, lazily, as Python does.
+
+    Only for a drive whose inputs are ``crank_speed`` and ``water_pump_torque``: the C
+    function takes no pulley input torques, and a torque-driven crank's speed is no input."""
+
+    report_outputs = True
+
+    def __init__(self, drive: BeltDrive):
+        names = [spec.name for spec in drive.inputs]
+        if names != ["crank_speed", "water_pump_torque"]:
+            raise ValueError(f"the native step takes crank_speed and water_pump_torque; this drive's inputs are "
+                             f"{', '.join(names)}")
+        from . import discretized_native
+
+        self.drive = drive
+        self.address = discretized_native.advance.address
+        self.arguments = discretized_native.arguments(drive.y, drive.work, drive.index_work, drive.parameters,
+                                                      drive._trial_y, drive._trial_start, drive.control,
+                                                      drive._output_buffer)
+        self.max_step = drive.dt
+        self.crank_sense = float(drive.parameters.roles[0]["crank_sense"])
+        self.outputs = drive._output_buffer
+        self.saved = (drive.y, drive.work, drive.index_work, drive.control)
 
 
 def make_drive(layout):

@@ -35,15 +35,19 @@
  *    not create and destroy a thread state each time (PyGILState_Ensure on a thread without
  *    one does).
  * 5. The fast path (belt_fmu/fast_path.py, docs/native-hosts.md). A step of the lumped model
- *    takes about a microsecond; a call into Python several. When the slave publishes an
- *    exchange block (a lumped model stepping without failure), fmi2SetReal of the inputs,
- *    fmi2GetReal of outputs and inputs and fmi2DoStep are answered here, on the slave's own
- *    arrays, with the model's compiled step (a numba cfunc: no Python, no GIL). Only calls
+ *    takes about a microsecond; a call into Python several (a step of the discretized model
+ *    at 1e-4 s, with its output reads, pays about 60 us in Python beyond its physics). When
+ *    the slave publishes an exchange block (a model stepping without failure that has a
+ *    native step), fmi2SetReal of the inputs, fmi2GetReal of outputs and inputs and
+ *    fmi2DoStep are answered here, on the slave's own arrays, with the model's compiled step
+ *    (a numba cfunc: no Python, no GIL; called with 0 steps before outputs are read when the
+ *    model computes them lazily, as the discretized one does). Only calls
  *    sure to succeed are: an input out of its range or not finite, a value reference the
  *    block does not list, a communication point other than the FMU's time, a step that is
- *    not finite and positive go to the slave as before, and so does a step that diverges:
- *    the model's arrays are restored from a copy taken before it and the slave takes the
- *    same step again (the same kernel on the same values: the same divergence), with its
+ *    not finite and positive go to the slave as before, and so does a step that fails (a
+ *    divergence, a pulley running away): the arrays it changed are restored from a copy
+ *    taken before it and the slave takes the same step again (the same kernel on the same
+ *    values: the same failure), with its
  *    own messages and status. Every other call goes to the slave, which first takes what
  *    was changed here and publishes the block again after. The block's address is read
  *    through fmi2GetString of an internal variable (value reference in native.cfg) after
@@ -190,7 +194,7 @@ static struct {
 
 /* ---------------------------------------------------------------- the fast path's block */
 /* The slave's exchange block: belt_fmu/fast_path.py, class Block (same fields, same order). */
-#define FAST_MAGIC 0x62656C7466700001ULL
+#define FAST_MAGIC 0x62656C7466700002ULL
 #define FAST_MAX_INPUTS 8
 #define FAST_INPUT_SLOT (-2) /* slot of input k: FAST_INPUT_SLOT - k */
 typedef int64_t (*FastKernel)(const int64_t *arguments, int64_t n_steps, double dt, double crank_omega,
@@ -207,10 +211,9 @@ typedef struct {
     const int64_t *slot; /* value reference -> -1, an output's index, or an input's slot */
     double *outputs;
     int64_t n_outputs;
-    double *y;
-    int64_t n_y;
-    double *work;
-    int64_t n_work;
+    int64_t n_saved;
+    const int64_t *saved;   /* (address, bytes) of each array a step changes */
+    int64_t report_outputs; /* 1: kernel(arguments, 0 steps, ...) brings the outputs up to date */
     FastKernel kernel;
     const int64_t *kernel_arguments;
 } FastBlock;
@@ -234,7 +237,7 @@ typedef struct {
     long exchange_vr;              /* the fast path's exchange variable, or -1 (none, or turned off) */
     FastBlock *block;              /* the slave's exchange block, or NULL */
     char exchange_text[32];        /* the exchange variable's value, when block is set */
-    double *copy;                  /* the model's arrays before a fast step */
+    char *copy;                    /* the arrays a fast step changes, as they were before it */
     size_t copy_size;
     int fast_announced;            /* the first fast step was logged */
 } Instance;
@@ -656,12 +659,21 @@ static int fast_set_real(Instance *inst, const fmi2ValueReference vr[], size_t n
     return 1;
 }
 
-/* fmi2GetReal of outputs and inputs: 1 if done here. */
+/* fmi2GetReal of outputs and inputs: 1 if done here. A model whose outputs are computed
+   when first read (report_outputs) computes them first, as the slave's reading does. */
 static int fast_get_real(Instance *inst, const fmi2ValueReference vr[], size_t n, fmi2Real value[]) {
     FastBlock *b = fast_block(inst);
     if (!b || !vr || !value) return 0;
-    for (size_t i = 0; i < n; i++)
-        if (fast_slot(b, vr[i]) == -1) return 0;
+    int outputs = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t slot = fast_slot(b, vr[i]);
+        if (slot == -1) return 0;
+        if (slot >= 0) outputs = 1;
+    }
+    if (outputs && b->report_outputs) {
+        int64_t taken = 0;
+        if (b->kernel(b->kernel_arguments, 0, 0.0, 0.0, 0.0, &taken) != 0) return 0;
+    }
     for (size_t i = 0; i < n; i++) {
         int64_t slot = b->slot[vr[i]];
         value[i] = slot >= 0 ? b->outputs[slot] : b->input_value[FAST_INPUT_SLOT - slot];
@@ -669,8 +681,31 @@ static int fast_get_real(Instance *inst, const fmi2ValueReference vr[], size_t n
     return 1;
 }
 
-/* fmi2DoStep as the slave and LumpedDrive.advance take it: 1 if done here. A step the slave
-   would refuse, and one that diverges (the model's arrays are then restored), are not. */
+/* Copy the arrays a step changes (the block's saved table) to inst->copy, or back: 1 if done. */
+static int fast_save(Instance *inst, const FastBlock *b, int restore) {
+    size_t size = 0;
+    for (int64_t k = 0; k < b->n_saved; k++) size += (size_t)b->saved[2 * k + 1];
+    if (!restore && size > inst->copy_size) {
+        char *copy = realloc(inst->copy, size);
+        if (!copy) return 0;
+        inst->copy = copy;
+        inst->copy_size = size;
+    }
+    size_t at = 0;
+    for (int64_t k = 0; k < b->n_saved; k++) {
+        char *array = (char *)(uintptr_t)b->saved[2 * k];
+        size_t bytes = (size_t)b->saved[2 * k + 1];
+        if (restore)
+            memcpy(array, inst->copy + at, bytes);
+        else
+            memcpy(inst->copy + at, array, bytes);
+        at += bytes;
+    }
+    return 1;
+}
+
+/* fmi2DoStep as the slave and the model's advance take it: 1 if done here. A step the slave
+   would refuse, and one that fails (the arrays it changed are then restored), are not. */
 static int fast_do_step(Instance *inst, double t, double h) {
     FastBlock *b = fast_block(inst);
     if (!b || !(isfinite(h) && h > 0.0) || !isfinite(t)) return 0;
@@ -679,24 +714,13 @@ static int fast_do_step(Instance *inst, double t, double h) {
     double steps = ceil(h / b->max_step - 1e-9); /* n_steps = max(1, ceil(h / dt_max - 1e-9)) */
     if (!(steps <= 1e9)) return 0;                /* (a step that long: the slave's business) */
     if (steps < 1.0) steps = 1.0;
-    size_t size = (size_t)(b->n_y + b->n_work + b->n_outputs);
-    if (size > inst->copy_size) {
-        double *copy = realloc(inst->copy, size * sizeof *copy);
-        if (!copy) return 0;
-        inst->copy = copy;
-        inst->copy_size = size;
-    }
-    memcpy(inst->copy, b->y, (size_t)b->n_y * sizeof(double));
-    memcpy(inst->copy + b->n_y, b->work, (size_t)b->n_work * sizeof(double));
-    memcpy(inst->copy + b->n_y + b->n_work, b->outputs, (size_t)b->n_outputs * sizeof(double));
+    if (!fast_save(inst, b, 0)) return 0;
     int64_t taken = 0;
     int64_t status = b->kernel(b->kernel_arguments, (int64_t)steps, h / steps,
                                b->crank_sense * b->input_value[b->crank_input], b->input_value[b->pump_input],
                                &taken);
     if (status != 0) {
-        memcpy(b->y, inst->copy, (size_t)b->n_y * sizeof(double));
-        memcpy(b->work, inst->copy + b->n_y, (size_t)b->n_work * sizeof(double));
-        memcpy(b->outputs, inst->copy + b->n_y + b->n_work, (size_t)b->n_outputs * sizeof(double));
+        fast_save(inst, b, 1);
         return 0;
     }
     b->drive_time += h;
@@ -706,7 +730,7 @@ static int fast_do_step(Instance *inst, double t, double h) {
     if (!inst->fast_announced) { /* once per slave, at the debug level (fmi2SetDebugLogging) */
         inst->fast_announced = 1;
         emit(&inst->host, inst->name, inst->logging_on, category_enabled(inst, "logAll"), fmi2OK, "logAll",
-             "fast path: fmi2SetReal, fmi2GetReal and fmi2DoStep of the lumped model are answered natively "
+             "fast path: fmi2SetReal, fmi2GetReal and fmi2DoStep are answered natively "
              "(BELT_FMU_NATIVE_FAST_PATH=0 turns this off)");
     }
     return 1;
