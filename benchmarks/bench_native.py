@@ -4,12 +4,13 @@ fmpy, and clean process exits over many runs.
     python benchmarks/bench_native.py [--fmu BeltDrive.fmu] [--steps 10000] [--repeat 3]
                                       [--exit-runs 200] [--python PYTHON ...]
 
-1. Per 1e-4 s communication step, built-in layout at 800 rpm, master loop "set the 2 inputs,
-   doStep, read 4 outputs": the project's C host (fmu_tests/native/fmi2_host.c) in a bare
-   environment, fmpy in Python, and the model's own advance in Python (the physics). Median
-   of --repeat runs of --steps steps each. Overhead = host per step - physics per step (the
-   physics figure includes a Python call of about 1 us, so the native overhead is if
-   anything understated by that much).
+1. Per 1e-4 s communication step, built-in layout (the discretized model) at 800 rpm, master
+   loop "set the 2 inputs, doStep, read 4 outputs": the project's C host
+   (fmu_tests/native/fmi2_host.c) in a bare environment and fmpy in Python, each with the
+   loader's native fast path and without it (BELT_FMU_NATIVE_FAST_PATH=0), and the model's
+   own advance in Python (the physics). Min and median of --repeat runs of --steps steps
+   each. Overhead = host per step - physics per step (the physics figure includes a Python
+   call of about 1 us, so the native overhead is if anything understated by that much).
 2. --exit-runs processes of the C host (10 steps each) per Python given with --python (the
    loader is pointed at it with BELT_FMU_PYTHON; default: the one running this script),
    without and with dlclose before exit: how many did not exit with status 0.
@@ -56,30 +57,43 @@ def main() -> None:
     subprocess.run([native.compiler(), "-O2", "-o", str(host), str(HOST_SOURCE), "-ldl"], check=True)
     crank, pump = 800 * RPM, 2.0
 
-    def native_run(*options, python=None, steps=10, timing=False):
-        env = {"PATH": "/usr/bin:/bin", **({"BELT_FMU_PYTHON": python} if python else {})}
+    def native_run(*options, python=None, steps=10, timing=False, fast=True):
+        env = {"PATH": "/usr/bin:/bin", **({"BELT_FMU_PYTHON": python} if python else {}),
+               **({} if fast else {"BELT_FMU_NATIVE_FAST_PATH": "0"})}
         command = [str(host), str(folder), "BeltDrive", root.get("guid"), "--steps", str(steps),
                    "--set", f"{vr['crank_speed']}={crank!r}", "--set", f"{vr['water_pump_torque']}={pump!r}",
                    "--each-step", "--out", ",".join(vr[n] for n in HEADLINE), *(["--timing"] if timing else []),
                    *options]
         return subprocess.run(command, capture_output=True, text=True, env=env)
 
-    def native_per_step():
-        run = native_run(steps=args.steps, timing=True)
+    def native_per_step(fast):
+        run = native_run(steps=args.steps, timing=True, fast=fast)
         if run.returncode != 0:
             raise SystemExit(f"native host failed: {run.stdout}{run.stderr}")
         return float(next(line.split()[1] for line in run.stdout.splitlines() if line.startswith("us_per_step")))
 
     native_run()  # warm the JIT cache for this Python
     print(f"fmu: {fmu}\nper communication step of {STEP:g} s (set 2 inputs, doStep, read {len(HEADLINE)} outputs), "
-          f"{args.steps} steps, median of {args.repeat}:")
-    native_us = statistics.median(native_per_step() for _ in range(args.repeat))
+          f"{args.steps} steps, min / median of {args.repeat} [us] (real-time factor of the min), overhead = "
+          f"min - physics min:")
+    native_us = {True: [], False: []}
+    for _ in range(args.repeat):  # interleaved: the machine's load drifts
+        for fast in native_us:
+            native_us[fast].append(native_per_step(fast))
     fmpy_us, physics_us = fmpy_and_physics_per_step(fmu, crank, pump, args.steps, args.repeat)
-    print(f"  physics (model advance in Python) [us]: {physics_us:.1f}  (real-time factor {STEP / physics_us * 1e6:.2f})")
-    print(f"  native C host [us]:                     {native_us:.1f}  (real-time factor {STEP / native_us * 1e6:.2f}); "
-          f"overhead {native_us - physics_us:.1f}")
-    print(f"  fmpy [us]:                              {fmpy_us:.1f}  (real-time factor {STEP / fmpy_us * 1e6:.2f}); "
-          f"overhead {fmpy_us - physics_us:.1f}")
+    physics = min(physics_us)
+
+    def line(what, times):
+        best = min(times)
+        overhead = "" if times is physics_us else f"; overhead {best - physics:.1f}"
+        print(f"  {what:<38} {best:6.1f} / {statistics.median(times):6.1f}  (real-time factor "
+              f"{STEP / best * 1e6:.2f}){overhead}")
+
+    line("physics (model advance in Python)", physics_us)
+    for fast in (True, False):
+        line(f"native C host, fast path {'on' if fast else 'off'}", native_us[fast])
+    for fast in (True, False):
+        line(f"fmpy, fast path {'on' if fast else 'off'}", fmpy_us[fast])
 
     for python in args.python or [sys.executable]:
         version = subprocess.run([python, "-c", "import sys; print(sys.version.split()[0])"], capture_output=True,
@@ -93,21 +107,29 @@ def main() -> None:
 
 
 def fmpy_and_physics_per_step(fmu, crank, pump, steps, repeat):
-    """Median microseconds per step of an fmpy master loop and of the model's own advance."""
+    """Microseconds per step of --repeat runs: of an fmpy master loop with the fast path on
+    and off ({True: [...], False: [...]}) and of the model's own advance."""
     import importlib
+    import os
 
     from belt_fmu.build.fmu import package_name
     from belt_fmu.cosim import FmuInstance
 
-    instance = FmuInstance(fmu)
-    instance.initialize({"crank_speed": crank, "water_pump_torque": pump})
+    instances = {}
+    for fast in (True, False):  # the loader reads the switch at fmi2Instantiate
+        if not fast:
+            os.environ["BELT_FMU_NATIVE_FAST_PATH"] = "0"
+        instances[fast] = FmuInstance(fmu, instance_name=f"fast-{fast}")
+        instances[fast].initialize({"crank_speed": crank, "water_pump_torque": pump})
+    os.environ.pop("BELT_FMU_NATIVE_FAST_PATH", None)
+    instance = instances[True]
     model = importlib.import_module(package_name() + ".slave")  # the FMU's own copy of the model
     drive = model.BeltDrive(model.load_layout_data(instance.layout_data))
     drive.reset(crank, pump)
     inputs = [instance.variables[n].valueReference for n in ("crank_speed", "water_pump_torque")]
     outputs = [instance.variables[n].valueReference for n in HEADLINE]
 
-    def master():
+    def master(instance):
         t, start = instance.time, time.perf_counter()
         for k in range(steps):
             instance.fmu.setReal(inputs, [crank, pump])
@@ -122,9 +144,14 @@ def fmpy_and_physics_per_step(fmu, crank, pump, steps, repeat):
             drive.advance(STEP, crank, pump)
         return (time.perf_counter() - start) / steps * 1e6
 
-    fmpy_us = statistics.median(master() for _ in range(repeat))
-    physics_us = statistics.median(physics() for _ in range(repeat))
-    instance.close()
+    fmpy_us = {fast: [] for fast in instances}
+    physics_us = []
+    for _ in range(repeat):  # interleaved: the machine's load drifts
+        for fast, inst in instances.items():
+            fmpy_us[fast].append(master(inst))
+        physics_us.append(physics())
+    for inst in instances.values():
+        inst.close()
     return fmpy_us, physics_us
 
 

@@ -1,6 +1,6 @@
 """The native loader's fast path (belt_fmu/fast_path.py, docs/native-hosts.md): with the lumped
-model, fmi2SetReal of the inputs, fmi2GetReal and fmi2DoStep are answered in C on the slave's
-arrays, and the slave stays the authority over everything else.
+model and with the discretized one, fmi2SetReal of the inputs, fmi2GetReal and fmi2DoStep are
+answered in C on the slave's arrays, and the slave stays the authority over everything else.
 
 Every test runs the same calls on an instance with the fast path (the default) and on one
 without (``BELT_FMU_NATIVE_FAST_PATH=0``, the Python path) and asserts the same statuses, the
@@ -24,7 +24,7 @@ from conftest import status_of
 SWITCH = "BELT_FMU_NATIVE_FAST_PATH"
 STEP = 1e-3
 ERROR, DISCARD = 3, 2
-FAST_NOTE = "fast path: fmi2SetReal, fmi2GetReal and fmi2DoStep of the lumped model are answered natively"
+FAST_NOTE = "fast path: fmi2SetReal, fmi2GetReal and fmi2DoStep are answered natively"
 
 
 def lumped_instance(fmu, monkeypatch, fast: bool, name: str, crank=800 * RPM, pump=2.0) -> FmuInstance:
@@ -211,20 +211,142 @@ def test_reset_then_a_new_start_runs_on_the_fast_path_again(pair):
     assert fast_notes(fast) == 2  # once per slave
 
 
-def test_the_discretized_model_stays_on_the_python_path(fmu):
-    """The exchange variable is internal (documented so, never settable) and the discretized
-    model publishes no block."""
-    inst = FmuInstance(fmu, instance_name="discretized")
+def test_the_exchange_variable_is_internal(fmu):
+    """The exchange variable is internal: documented so, never settable."""
+    inst = FmuInstance(fmu, instance_name="exchange")
     try:
         variable = inst.variables["_native_fast_path"]
         assert variable.causality == "local" and variable.description.startswith("internal:")
         assert status_of(lambda: inst.fmu.setString([variable.valueReference], ["0"])) == ERROR
-        inst.initialize({})
-        for _ in range(3):
-            inst.step(1e-4)
-        assert fast_notes(inst) == 0
     finally:
         inst.close()
+
+
+# ------------------------------------------------------------------ the discretized model
+DISCRETIZED_STEP = 1e-4
+
+
+def discretized_instance(fmu, monkeypatch, fast: bool, name: str) -> FmuInstance:
+    """An instance of the session FMU running the discretized model (its default) at the
+    start values, 800 rpm and 2 N m, with or without the fast path."""
+    with monkeypatch.context() as m:
+        if fast:
+            m.delenv(SWITCH, raising=False)
+        else:
+            m.setenv(SWITCH, "0")
+        inst = FmuInstance(fmu, instance_name=name)
+    inst.initialize({})
+    return inst
+
+
+@pytest.fixture
+def discretized_pair(fmu, monkeypatch):
+    """(fast, python): two discretized instances at 800 rpm and 2 N m."""
+    made = [discretized_instance(fmu, monkeypatch, True, "fast"),
+            discretized_instance(fmu, monkeypatch, False, "python")]
+    yield made
+    for inst in made:
+        inst.close()
+
+
+def discretized_step(k: int) -> float:
+    """Communication steps of 1e-4 s (5 internal steps), with some of 2.7e-4 s (14 steps) and
+    of 1e-9 s (a step too short for the outputs' trial step: it takes the nominal step)."""
+    return 2.7e-4 if k % 9 == 4 else 1e-9 if k % 23 == 11 else DISCRETIZED_STEP
+
+
+def test_discretized_fast_and_python_paths_give_the_same_outputs_and_states_bit_for_bit(discretized_pair):
+    """The discretized model, about 0.02 s: the crank speed varies at every step and the pump
+    torque now and then; all outputs and inputs read after most steps but not all (the
+    outputs' trial step then is, or is not, the next step's first: integrator.communicate),
+    some steps repeated with the inputs unchanged; a state saved, serialized, the run
+    continued, and the state restored and the run continued again. Outputs and serialized
+    states equal bit for bit on both paths (no tolerance: the same compiled kernels on the
+    same values), and the fast one did answer the steps."""
+    def scenario(inst):
+        names = everything(inst)
+        values = []
+        saved = None
+        for k in range(160):
+            if k % 5 != 2:  # some steps at the inputs of the step before
+                inst.set({"crank_speed": 800 * RPM * (1.0 + 0.05 * math.sin(0.2 * k)),
+                          "water_pump_torque": 2.0 + (k // 40)})
+            inst.step(discretized_step(k))
+            if k % 4 != 1:
+                values.append(inst.get(names))
+            if k == 60:
+                saved = inst.get_state()
+                values.append(inst.serialize_state(saved))
+            if k == 100:
+                inst.set_state(saved)
+                inst.free_state(saved)
+                values.append(inst.get(names))  # the restored state's outputs
+        state = inst.get_state()
+        values.append(inst.serialize_state(state))
+        inst.free_state(state)
+        return values
+
+    fast, python = discretized_pair
+    got, expected = scenario(fast), scenario(python)
+    assert got == expected
+    outputs = [row for row in got if isinstance(row, list)]
+    assert np.all(np.isfinite(outputs)) and len({tuple(row) for row in outputs}) == len(outputs)
+    assert fast_notes(fast) == 1 and fast_notes(python) == 0
+    assert problems(fast) == problems(python) == []
+
+
+def test_a_failing_discretized_step_is_taken_again_by_the_slave(discretized_pair):
+    """A pump torque of -100 N m drives the water pump faster than the belt can hold it back
+    (the runaway is found after about 10 steps): the compiled step reports it
+    (integrator.runaway), the
+    loader restores the arrays the step changed and hands it to the slave, which takes it
+    again: fmi2Discard with the slave's message, then fmi2Error, until a saved state is
+    restored; then the fast path serves again. Statuses, messages, the diverged state and the
+    outputs after the restore equal the Python path's bit for bit."""
+    def scenario(inst):
+        good = inst.get_state()
+        inst.set({"water_pump_torque": -100.0})
+        statuses = []
+        for _ in range(200):
+            status = status_of(lambda: inst.fmu.doStep(inst.time, DISCRETIZED_STEP))
+            statuses.append(status)
+            if status != 0:
+                break
+            inst.time += DISCRETIZED_STEP
+        statuses.append(status_of(lambda: inst.fmu.doStep(inst.time, DISCRETIZED_STEP)))
+        diverged = inst.get_state()
+        statuses.append(inst.serialize_state(diverged))
+        inst.free_state(diverged)
+        inst.set_state(good)
+        inst.free_state(good)
+        inst.set({"water_pump_torque": 2.0})
+        for _ in range(5):
+            inst.step(DISCRETIZED_STEP)
+        return statuses, inst.get(everything(inst))
+
+    fast, python = discretized_pair
+    got, expected = scenario(fast), scenario(python)
+    assert got[0][-3:-1] == [DISCARD, ERROR] and len(got[0]) > 5 and set(got[0][:-3]) == {0}
+    assert got == expected
+    assert problems(fast) == problems(python)
+    assert any(level == "DISCARD" and "water_pump ran away" in text for level, text in problems(fast))
+    assert fast_notes(fast) == 1
+
+
+def test_a_drive_with_torque_inputs_has_no_native_step():
+    """The compiled step takes crank_speed and water_pump_torque only: a drive with a pulley
+    input torque (its FMU then stays on the Python path) has no native step."""
+    from belt_fmu.layout import load_layout, load_layout_data
+    from belt_fmu.model.system import BeltDrive
+
+    data = load_layout().to_data()
+    pulley = data["pulleys"][2]
+    pulley["load"] = "input"
+    pulley.pop("torque_table_speed_rad_per_s", None)
+    pulley.pop("torque_table_Nm", None)
+    drive = BeltDrive(load_layout_data(data))
+    with pytest.raises(ValueError, match="the native step takes crank_speed and water_pump_torque"):
+        drive.native_step()
 
 
 def test_instances_stepped_in_parallel_threads_each_give_their_own_run(fmu, monkeypatch):
