@@ -244,9 +244,24 @@ def model_module(name):
     return sys.modules[next(m for m in sys.modules if m.startswith("belt_fmu_") and m.endswith(name))]
 
 
-def test_divergence_is_a_discard_then_errors_until_a_state_is_restored(started, monkeypatch):
+@pytest.fixture
+def started_in_python(fmu, monkeypatch):
+    """As ``started``, without the native loader's fast path (BELT_FMU_NATIVE_FAST_PATH=0):
+    every step goes through the Python slave (test_fast_path.py: both paths agree)."""
+    with monkeypatch.context() as m:
+        m.setenv("BELT_FMU_NATIVE_FAST_PATH", "0")
+        inst = FmuInstance(fmu, instance_name="started")
+    inst.initialize({"crank_speed": CRANK, "water_pump_torque": PUMP})
+    yield inst
+    inst.close()
+
+
+def test_divergence_is_a_discard_then_errors_until_a_state_is_restored(started_in_python, monkeypatch):
     """The model's divergence detection (test_model.py) reaches the host as fmi2Discard with
-    the model's message; the diverged state cannot be stepped on, a saved one can."""
+    the model's message; the diverged state cannot be stepped on, a saved one can. (The
+    divergence is made by replacing BeltDrive.advance in Python, so the steps must go
+    through Python; a divergence on the fast path: test_fast_path.py.)"""
+    started = started_in_python
     saved = started.get_state()
     system = model_module(".model.system")
     advance = system.BeltDrive.advance
