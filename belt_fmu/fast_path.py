@@ -60,7 +60,7 @@ class Block(ctypes.Structure):
         ("touched", ctypes.c_int64),  # loader: 1 after it changed inputs, time or the model
         ("time", ctypes.c_double),  # the FMU's time [s]
         ("time_tolerance", ctypes.c_double),  # belt_fmu.slave.TIME_TOLERANCE
-        ("drive_time", ctypes.c_double),  # the model's time [s] (LumpedDrive.time)
+        ("drive_time", ctypes.c_double),  # the model's time [s] (drive.time)
         ("max_step", ctypes.c_double),  # the model's longest internal step [s]
         ("crank_sense", ctypes.c_double),  # crank_omega = crank_sense * crank_speed
         ("n_inputs", ctypes.c_int64),

@@ -86,11 +86,12 @@ class BeltDrive:
         self._kernel_args = (self.y, self.work, self.index_work, self.parameters)
         self.views = unpack_state(self.y, n, p, k)
         self.arrays = unpack_work(self.work, self.index_work, n, p, k)
-        # the inputs the state runs at, the outputs' trial step and its bookkeeping, shared with
-        # the compiled entries (integrator.CRANK_OMEGA ...: integrator.communicate, current_outputs)
+        # the inputs the state runs at, the nominal step, the outputs' trial step and its
+        # bookkeeping: kept by the compiled entries integrator.communicate and current_outputs
+        # (the table at integrator.CRANK_OMEGA), so that a native caller shares them
         self.control = np.zeros(CONTROL_SIZE)
-        # the inputs the state runs at, crank omega CCW [rad/s] and pump torque [N m], and the
-        # length [s] of the internal steps it runs with (the outputs' trial step takes it): a view
+        # a view of the inputs the state runs at, crank omega CCW [rad/s] and pump torque [N m],
+        # and of the length [s] of the internal steps it runs with (the outputs' trial step's)
         self._inputs = self.control[CRANK_OMEGA:OUTPUT_DT + 1]
         self.dt = stable_time_step(self.parameters)
         self._inputs[2] = self.dt
@@ -106,7 +107,8 @@ class BeltDrive:
 
     @property
     def dt(self) -> float:
-        """Nominal (longest) internal step [s]."""
+        """Nominal (longest) internal step [s] (in :attr:`control`: the outputs' trial step
+        takes it after an interval too short to resolve the forces)."""
         return float(self.control[NOMINAL_DT])
 
     @dt.setter
