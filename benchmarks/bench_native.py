@@ -19,6 +19,8 @@ Prints wall time and real-time factors.
 from __future__ import annotations
 
 import argparse
+import atexit
+import shutil
 import statistics
 import subprocess
 import sys
@@ -47,6 +49,7 @@ def main() -> None:
     from belt_fmu.units import RPM
 
     tmp = Path(tempfile.mkdtemp(prefix="belt_fmu_bench_native_"))
+    atexit.register(shutil.rmtree, tmp, True)  # the FMU built, unpacked, and the host
     fmu = Path(args.fmu) if args.fmu else build_fmu(None, tmp / "BeltDrive.fmu")
     folder = tmp / "unpacked"
     with zipfile.ZipFile(fmu) as z:
