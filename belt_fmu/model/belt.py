@@ -49,7 +49,7 @@ BELT = np.dtype(
 )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def wrap_angle(a):
     """``a`` mapped into [-pi, pi)."""
     return a - TWO_PI * np.floor((a + np.pi) / TWO_PI)
@@ -67,7 +67,7 @@ PI_2 = 0.5 * np.pi
 PI_4_LOW = 3.061616997868382943065e-17
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def chord_angle(ex, ey):
     """atan2(ey, ex) [rad] in [-pi, pi] of a non-zero vector, in arithmetic and selects only.
 
@@ -104,7 +104,7 @@ U0, U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(k) for k in (0, 1, 2, 3, 4, 5, 6
 INDEX_MASK = np.uint64(0xFFFFFFFF)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def element_loads(constants, q, u, a, b):
     """Loads of the co-rotational beam element joining nodes ``a`` and ``b`` (np.uint64),
     the equations of the module docstring.
@@ -145,7 +145,7 @@ def element_loads(constants, q, u, a, b):
     return axial, ex, ey, axial * ex + shear * ey, axial * ey - shear * ex, ma, mb, inv_length
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def beam_element(belt, q, u, a, b, out):
     """:func:`element_loads` of nodes ``a``, ``b`` of the (n, 3) arrays ``q``, ``u`` as nodal
     loads: writes ``out[0:3]`` = (Fx, Fy, M) on node a and ``out[3:6]`` on node b [N, N m];
@@ -161,13 +161,13 @@ def beam_element(belt, q, u, a, b, out):
     return axial
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def element_constants(belt):
     """The BELT record's fields :func:`element_loads` takes: l0, EA, c_a, EI, c_b."""
     return belt.rest_length, belt.axial_stiffness, belt.axial_damping, belt.bending_stiffness, belt.bending_damping
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _store_element(constants, q, u, load, a, b):
     axial, ex, ey, fx, fy, ma, mb, inv_length = element_loads(constants, q, u, a, b)
     row = U8 * a
@@ -181,7 +181,7 @@ def _store_element(constants, q, u, load, a, b):
     load[row + U7] = inv_length
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _node_load(load, axial_force, direction, node_force, i, h):
     """Node i's load from its elements h = i - 1 and i; element i's axial force and direction."""
     row = U8 * i
@@ -194,7 +194,7 @@ def _node_load(load, axial_force, direction, node_force, i, h):
     node_force[U3 * i + U2] = -load[row + U5] - load[previous + U6]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, _nrt=False, error_model="numpy")
 def closed_belt_forces(belt, s, w):
     """Element loads of the closed belt loop: element i joins node i to node i+1 (mod n).
 
@@ -222,7 +222,7 @@ def closed_belt_forces(belt, s, w):
         _node_load(load, axial_force, direction, node_force, i, i - U1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _damp_node(damping, u, direction, node_force, i, h):
     tx = direction[U2 * h] + direction[U2 * i]
     ty = direction[U2 * h + U1] + direction[U2 * i + U1]
@@ -232,7 +232,7 @@ def _damp_node(damping, u, direction, node_force, i, h):
     node_force[U3 * i + U1] -= scale * tx
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, _nrt=False, error_model="numpy")
 def transverse_damping(belt, s, w):
     """Viscous force ``-c (u . n) n`` on each node, ``n`` the normal of the belt's local
     direction ``t`` (the sum of the chords meeting at the node), ``c`` per node [N s/m];
@@ -252,7 +252,7 @@ def transverse_damping(belt, s, w):
         _damp_node(damping, u, direction, node_force, i, i - U1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _element_blocks(ex, ey, px, py, axial, bending):
     """The distinct entries of an element's frozen-frame matrix ``B^T H B`` (docstring of
     :func:`implicit_belt_correction`): ``Q = axial e e^T + 12 bending p p^T`` (xx, xy, yy) and
@@ -262,7 +262,7 @@ def _element_blocks(ex, ey, px, py, axial, bending):
             6.0 * bending * px, 6.0 * bending * py)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _inverse(a):
     """Inverse of the 3x3 matrix ``a`` (a row-major 9-tuple), by its adjugate."""
     c0 = a[4] * a[8] - a[5] * a[7]
@@ -274,7 +274,7 @@ def _inverse(a):
             c2 * r, (a[1] * a[6] - a[0] * a[7]) * r, (a[0] * a[4] - a[1] * a[3]) * r)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _symmetric_inverse(a):
     """Inverse of the symmetric 3x3 matrix ``a`` (a row-major 9-tuple), by its adjugate."""
     c00 = a[4] * a[8] - a[5] * a[5]
@@ -290,7 +290,7 @@ def _symmetric_inverse(a):
     return (c00 * r, c01, c02, c01, c11 * r, c12, c02, c12, c22 * r)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _congruence(a, b):
     """``a^T b`` of two 3x3 row-major 9-tuples when it is symmetric (``b = S a``, ``S``
     symmetric): six entries computed."""
@@ -302,7 +302,7 @@ def _congruence(a, b):
             m02, m12, a[2] * b[2] + a[5] * b[5] + a[8] * b[8])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _product(a, b):
     """``a b`` of two 3x3 row-major 9-tuples."""
     return (a[0] * b[0] + a[1] * b[3] + a[2] * b[6], a[0] * b[1] + a[1] * b[4] + a[2] * b[7],
@@ -313,7 +313,7 @@ def _product(a, b):
             a[6] * b[2] + a[7] * b[5] + a[8] * b[8])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _transposed_product(a, b):
     """``a^T b`` of two 3x3 row-major 9-tuples."""
     return (a[0] * b[0] + a[3] * b[3] + a[6] * b[6], a[0] * b[1] + a[3] * b[4] + a[6] * b[7],
@@ -324,19 +324,19 @@ def _transposed_product(a, b):
             a[2] * b[2] + a[5] * b[5] + a[8] * b[8])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _apply(a, x, y, z):
     """``a (x, y, z)`` for a 3x3 row-major 9-tuple ``a``."""
     return a[0] * x + a[1] * y + a[2] * z, a[3] * x + a[4] * y + a[5] * z, a[6] * x + a[7] * y + a[8] * z
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _apply_transposed(a, x, y, z):
     """``a^T (x, y, z)`` for a 3x3 row-major 9-tuple ``a``."""
     return a[0] * x + a[3] * y + a[6] * z, a[1] * x + a[4] * y + a[7] * z, a[2] * x + a[5] * y + a[8] * z
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _store(work, i, column, t):
     """``work[i, column:column + 9] = t`` for a 9-tuple ``t`` (unrolled: a loop would index the
     tuple at run time)."""
@@ -351,7 +351,7 @@ def _store(work, i, column, t):
     work[i, column + 8] = t[8]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _load(work, i, column):
     """``work[i, column:column + 9]`` as a 9-tuple."""
     return (work[i, column], work[i, column + 1], work[i, column + 2], work[i, column + 3], work[i, column + 4],
@@ -365,7 +365,7 @@ _P, _RHS, _W, _Y, _Z = 0, 2, 5, 14, 17
 IMPLICIT_COLUMNS = 26
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def implicit_belt_correction(belt, s, w, dt):
     """Make the belt's elastic and Kelvin-Voigt forces, axial, bending and shear, linearly
     implicit (backward Euler in frozen element frames) by correcting the node velocities
@@ -543,7 +543,7 @@ def implicit_belt_correction(belt, s, w, dt):
         u[i, 2] += work[i, _Y + 2] - (work[i, _Z + 6] * cx + work[i, _Z + 7] * cy + work[i, _Z + 8] * cz)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def implicit_axial_correction(belt, s, w, dt):
     """Make the belt's axial stiffness and damping implicit (backward Euler) by correcting the
     node velocities ``s.u``.

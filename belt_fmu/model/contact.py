@@ -44,7 +44,7 @@ SPEED_ALLOWANCE = 2.0
 MAX_REBUILD_INTERVAL = 1000
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def normal_force(contact, penetration, penetration_rate):
     """Contact normal force [N] on a node ([Kubas 2017] eq. 2.8) from the CONTACT record,
     zero out of contact."""
@@ -55,7 +55,7 @@ def normal_force(contact, penetration, penetration_rate):
     return force if force > 0.0 else 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def normal_contact(p, s, w):
     """Normal contact forces of the listed nodes (explicit), and this step's contact list.
 
@@ -107,13 +107,13 @@ def normal_contact(p, s, w):
     w.contact_count[0] = n_contacts
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def neighbour_margin(belt):
     """Distance [m] beyond a cord circle within which nodes are listed as contact candidates."""
     return max(NEIGHBOUR_MARGIN_ELEMENTS * belt.rest_length, NEIGHBOUR_MARGIN_MIN)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def build_candidates(p, s, w, margin):
     """Neighbour lists: for each pulley j, the nodes within its cord radius + ``margin`` of its
     centre ``w.centers[j]``, into ``w.candidates[j, :w.candidate_count[j]]``.
@@ -143,7 +143,7 @@ def build_candidates(p, s, w, margin):
         w.candidate_count[j] = count
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def rebuild_neighbour_lists(p, s, w, dt):
     """Rebuild the neighbour lists (:func:`build_candidates`) for the current pulley centres
     and set ``w.rebuild_countdown[0]`` to the steps of ``dt`` until the next rebuild: until a

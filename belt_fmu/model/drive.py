@@ -40,7 +40,7 @@ ROLES = np.dtype(
 )
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def table_torque(table, start, stop, speed):
     """Linear interpolation of a load-torque table [N m] at ``speed`` >= 0, held at the ends."""
     if stop <= start:
@@ -55,7 +55,7 @@ def table_torque(table, start, stop, speed):
     return table[stop - 1, 1]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def pulley_loads(roles, pulley, index, omega, water_pump_torque, port_torque, table):
     """External load on pulley ``index``: (resisting torque >= 0 [N m], driving torque [N m]).
 
@@ -84,7 +84,7 @@ def pulley_loads(roles, pulley, index, omega, water_pump_torque, port_torque, ta
     return resisting, driving
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def update_pulley_centers(p, s, w):
     """Pulley centres ``w.centers`` [m] and their velocities ``w.center_velocity`` [m/s]:
     fixed, but the tensioner pulley rides on the arm at polar angle ``s.arm[0]``."""
@@ -99,7 +99,7 @@ def update_pulley_centers(p, s, w):
         arm_pulley_center(p.tensioner[0], s.arm, w.centers, w.center_velocity, t)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def accelerate_pulleys(p, s, w, dt, water_pump_torque):
     """Velocity predictor of the free pulleys (all but a speed-driven crank): their driving loads and
     bearing damping explicit; a load resisting rotation is a Coulomb-like torque against the

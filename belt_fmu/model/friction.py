@@ -86,14 +86,14 @@ FRICTION_LAW = np.dtype(
 TANH_SATURATION = 19.1
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def is_state_law(law) -> bool:
     """Whether the law code ``law`` has internal states integrated exactly over a step
     (Dahl, LuGre, GMS: :func:`implicit_state_friction`)."""
     return law == LAW_DAHL or law == LAW_LUGRE or law == LAW_GMS
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def friction_state_count(law, gms_count):
     """Friction states per contact: bristle deflection (bristle), coefficient (Dahl), bristle
     state z (LuGre), and per Maxwell element its coefficient and slip direction (GMS)."""
@@ -104,7 +104,7 @@ def friction_state_count(law, gms_count):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def creep_polynomial(sr, mu, s1, s2, ratio):
     """Friction coefficient and its derivative d mu/d sr at creep rate ``sr >= 0``."""
     if sr < s1:
@@ -117,7 +117,7 @@ def creep_polynomial(sr, mu, s1, s2, ratio):
     return ratio * mu, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def friction_coefficient(law, mu, slip_speed, belt_speed):
     """Coefficient of a velocity-dependent law at ``slip_speed >= 0``, and its derivative.
 
@@ -133,7 +133,7 @@ def friction_coefficient(law, mu, slip_speed, belt_speed):
     return coef, slope / vref
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def saturated_sliding(law, limit, free_slip, mass, dt):
     """End-of-step slip [m/s] of a contact that slides through the step on the tanh law, else
     0: the slip left after the full friction impulse ``dt limit`` (``limit`` = mu N), if the
@@ -149,7 +149,7 @@ def saturated_sliding(law, limit, free_slip, mass, dt):
     return 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass, dt, guess):
     """Friction force of one contact over a step, from the implicit Euler equation
 
@@ -221,21 +221,21 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass,
     return -sign * mass * (target - x) / dt, sign * x
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def stribeck(law, mu, slip):
     """Stribeck curve, [Kubas and Harlecki 2021] eq. 11: ``mu_c + (mu_s - mu_c) exp(-(v/v_s)^2)`` (>= 0)."""
     r = slip / law.stribeck_velocity
     return mu + (law.static_ratio - 1.0) * mu * np.exp(-r * r)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def stribeck_slope(law, mu, slip):
     """d/dv of :func:`stribeck`."""
     r = slip / law.stribeck_velocity
     return -2.0 * r / law.stribeck_velocity * (law.static_ratio - 1.0) * mu * np.exp(-r * r)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def state_law_coefficient(law, mu, slip, dt, state, new_state):
     """Friction coefficient ``m`` (F = -N m) of a state law at the end of a step of length
     ``dt`` whose slip is ``slip`` throughout, its derivative dm/d(slip), and the states then
@@ -298,7 +298,7 @@ def state_law_coefficient(law, mu, slip, dt, state, new_state):
     return total, slope
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, guess):
     """:func:`implicit_friction` for the state laws: solve
     ``h(s) = mass (s - s_free) + dt N m(s) = 0`` with m from :func:`state_law_coefficient`
@@ -335,7 +335,7 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
     return mass * (x - free_slip) / dt, x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def friction_impulses(p, s, w, dt):
     """Friction of this step's contacts (``w.contact_*``), implicit, contact by contact.
 

@@ -34,6 +34,15 @@ free pulley with the layout's inertia.
 
 The tensioner arm's Coulomb friction (a tanh law) is solved the same way, for one degree of
 freedom.
+
+Compilation: the kernels of the step (here and in the parts' modules) are compiled without
+numba's reference counting (NRT, numba's private ``_nrt`` option; numba is pinned below
+0.69 for it). They allocate nothing, every array is a view of the drive's buffers, so there
+is nothing to count; with it, numba counted the references of every view of the state and
+work tuples up and down at each kernel call: 15 % of a 150-element step (13.2 -> 11.3 us).
+A kernel that allocates no longer compiles, so none can slip in; copies and comparisons of
+arrays are loops for that reason (:func:`_copy`, :func:`_equal`). Only the unpacking of the
+buffers into views (:func:`belt_fmu.model.state.unpack`) keeps the counting.
 """
 from __future__ import annotations
 
@@ -102,7 +111,7 @@ def choose_bending_scheme(parameters, dt: float) -> None:
                                                        STEP_SAFETY))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def accelerate_nodes(belt, s, w, dt):
     """Explicit velocity predictor of the belt nodes from ``w.node_force`` (friction excluded)
     and gravity (the layout's ``gravity_m_per_s2``, 0 unless given)."""
@@ -114,7 +123,7 @@ def accelerate_nodes(belt, s, w, dt):
         s.u[i, 2] += dt * w.node_force[i, 2] * inv_j
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def move(s, dt):
     """Positions of the nodes and pulley angles from the new velocities."""
     for i in range(s.q.shape[0]):
@@ -125,7 +134,7 @@ def move(s, dt):
         s.theta[j] += dt * s.omega[j]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def step(p, s, w, dt, crank_omega, water_pump_torque):
     """One step of length ``dt`` [s] of the scheme in the module docstring; ``crank_omega``
     [rad/s] is the crank's speed, CCW (global), unless the crank is torque driven (then it is
@@ -155,7 +164,7 @@ def step(p, s, w, dt, crank_omega, water_pump_torque):
     move(s, dt)  # new positions from the new velocities
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def health(p, s, w):
     """OK, NOT_FINITE or OVERSTRETCHED for the current state."""
     limit = p.belt[0].axial_stiffness * STRAIN_LIMIT
@@ -173,7 +182,7 @@ def health(p, s, w):
     return OK
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque):
     """Take ``n_steps`` steps of ``dt`` with constant inputs.
 
@@ -194,7 +203,25 @@ def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque):
     return OK, n_steps
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False, inline="always")
+def _copy(target, source):
+    """``target[:] = source`` for arrays of one size (the slice assignment needs numba's
+    reference counting)."""
+    for i in range(source.shape[0]):
+        target[i] = source[i]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _equal(a, b):
+    """Whether the arrays ``a`` and ``b`` of one size hold equal values (np.array_equal, which
+    allocates)."""
+    for i in range(a.shape[0]):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
+@njit(cache=True, _nrt=False)
 def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
         trial_countdown):
     """Entry from Python: :func:`advance` on the flat buffers of a drive (one call per
@@ -210,8 +237,8 @@ def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_to
     and a run that reads them follows the same states as one that does not.
     """
     s, w = unpack(parameters, y, work, index_work)
-    if trial_countdown > 0 and np.array_equal(y, trial_start):
-        y[:] = trial_y
+    if trial_countdown > 0 and _equal(y, trial_start):
+        _copy(y, trial_y)
         w.rebuild_countdown[0] = trial_countdown - 1
         if n_steps == 1:
             return health(parameters, s, w), 1
@@ -220,7 +247,7 @@ def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_to
     return advance(parameters, s, w, n_steps, dt, crank_omega, water_pump_torque)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omega, water_pump_torque, outputs):
     """Entry from Python: the outputs of the state ``y`` into ``outputs``.
 
@@ -238,8 +265,8 @@ def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omeg
     it made, if one was due), for :func:`run`; the countdown in the work buffer is left
     as it was (0 if a rebuild was due), so the run continues exactly as without the trial.
     """
-    trial_y[:] = y
-    trial_start[:] = y
+    _copy(trial_y, y)
+    _copy(trial_start, y)
     s, w = unpack(parameters, y, work, index_work)
     trial, _ = unpack(parameters, trial_y, work, index_work)
     rebuild_due = w.rebuild_countdown[0] <= 0
@@ -253,7 +280,7 @@ def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omeg
     return countdown
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def runaway(p, s):
     """True if a pulley runs away: its cord surface faster than :data:`RUNAWAY_SPEED_RATIO`
     times the belt speed the crank gives plus :data:`RUNAWAY_SPEED_MARGIN` (or not finite).
@@ -268,7 +295,7 @@ def runaway(p, s):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def communicate(y, work, index_work, parameters, trial_y, trial_start, control, n_steps, dt, crank_omega,
                 water_pump_torque):
     """Entry from Python and from the native loader (belt_fmu.model.discretized_native): a
@@ -305,7 +332,7 @@ def communicate(y, work, index_work, parameters, trial_y, trial_start, control, 
     return status, taken
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def current_outputs(y, work, index_work, parameters, trial_y, trial_start, control, outputs):
     """Entry from Python and from the native loader: ``outputs`` of the state ``y`` at the
     inputs of ``control`` (:func:`report`, with the trial step's length ``control[OUTPUT_DT]``)

@@ -189,7 +189,7 @@ def span_elements(q: np.ndarray, path: BeltPath) -> list[np.ndarray]:
     return elements
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def effective_radius(radius, chord):
     """Radius [m] at which a belt of chords ``chord`` long runs on a cord circle ``radius``:
     each chord spans 2 asin(chord / 2 radius) of the pulley, so belt speed / pulley speed =
@@ -198,7 +198,7 @@ def effective_radius(radius, chord):
     return chord / (2.0 * np.arcsin(0.5 * chord / radius))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def span_end_points(centers, radii, senses, a, b):
     """Departure point (x0, y0) on pulley a and arrival point (x1, y1) on pulley b [m] of the
     span a -> b, for cord circles ``centers``, ``radii`` and wrap ``senses`` (the one formula
@@ -218,7 +218,7 @@ def span_end_points(centers, radii, senses, a, b):
             centers[b, 0] + flip * rho_b * ca, centers[b, 1] + flip * rho_b * sa)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, _nrt=False, error_model="numpy")
 def evaluate_outputs(parameters, s, w, out):
     """All outputs of :func:`output_specs`, at their positions, into ``out`` (SI units).
 
@@ -272,7 +272,7 @@ SPAN_OFFSET_FRACTION = 0.05
 SPAN_OFFSET_MIN = 2e-3
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, _nrt=False, error_model="numpy")
 def span_tension(q, axial_force, x0, y0, x1, y1, members):
     """Tension [N] of the free span from (x0, y0) to (x1, y1): the mean axial force of the
     elements whose midpoints lie in its middle (:data:`SPAN_WINDOW`, within the offset

@@ -34,7 +34,7 @@ TENSIONER = np.dtype(
 )
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def spring_torque(tensioner, psi):
     """Spring torque on the arm [N m, CCW] at arm angle ``psi``: the preload at the installed
     angle plus rate times deflection, ``s T0 - k (psi - psi0)``."""
@@ -42,7 +42,7 @@ def spring_torque(tensioner, psi):
         psi - tensioner.installed_angle)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def arm_support_torque(tensioner, psi, psi_rate):
     """Torque of the arm's own spring (:func:`spring_torque`), viscous damper and end stops (a
     stiff spring-damper beyond each stop) [N m, CCW], ([Scania thesis] 4.3), with its
@@ -59,7 +59,7 @@ def arm_support_torque(tensioner, psi, psi_rate):
     return torque, stiffness, damping
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def arm_torque(tensioner, psi, psi_rate, hub_x, hub_y):
     """Torque on the tensioner arm [N m, CCW], Coulomb friction excluded ([Scania thesis] 4.3):
     the belt load (hub force moment about the pivot, eq. 12.23) and the arm's spring, damper
@@ -69,7 +69,7 @@ def arm_torque(tensioner, psi, psi_rate, hub_x, hub_y):
     return rx * hub_y - ry * hub_x + arm_support_torque(tensioner, psi, psi_rate)[0]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def arm_pulley_center(tensioner, arm, centers, center_velocity, t):
     """Centre [m] and velocity [m/s] of the tensioner pulley ``t`` on the arm at state
     ``arm`` = (psi, dpsi/dt), into row ``t`` of ``centers`` and ``center_velocity``."""
@@ -81,7 +81,7 @@ def arm_pulley_center(tensioner, arm, centers, center_velocity, t):
     center_velocity[t, 1] = tensioner.arm_length * c * arm[1]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def advance_arm(p, s, w, dt):
     """The arm's step: its rate from the belt's hub load on the tensioner pulley (this step's
     ``w.hub_force``), the spring, damper and stops, explicit, and its Coulomb friction
