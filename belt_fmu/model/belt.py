@@ -145,7 +145,7 @@ def element_loads(constants, q, u, a, b):
     return axial, ex, ey, axial * ex + shear * ey, axial * ey - shear * ex, ma, mb, inv_length
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True)  # a test entry (fmu_tests/test_beam.py); its reshaped copies need reference counting
 def beam_element(belt, q, u, a, b, out):
     """:func:`element_loads` of nodes ``a``, ``b`` of the (n, 3) arrays ``q``, ``u`` as nodal
     loads: writes ``out[0:3]`` = (Fx, Fy, M) on node a and ``out[3:6]`` on node b [N, N m];
