@@ -27,15 +27,20 @@ ERROR, DISCARD = 3, 2
 FAST_NOTE = "fast path: fmi2SetReal, fmi2GetReal and fmi2DoStep are answered natively"
 
 
-def lumped_instance(fmu, monkeypatch, fast: bool, name: str, crank=800 * RPM, pump=2.0) -> FmuInstance:
-    """An instance of the session FMU running the lumped model, with or without the fast path
-    (the loader reads the switch at fmi2Instantiate)."""
+def instance(fmu, monkeypatch, fast: bool, name: str) -> FmuInstance:
+    """An instance of the session FMU with or without the fast path (the loader reads the
+    switch at fmi2Instantiate), not yet initialized."""
     with monkeypatch.context() as m:
         if fast:
             m.delenv(SWITCH, raising=False)
         else:
             m.setenv(SWITCH, "0")
-        inst = FmuInstance(fmu, instance_name=name)
+        return FmuInstance(fmu, instance_name=name)
+
+
+def lumped_instance(fmu, monkeypatch, fast: bool, name: str, crank=800 * RPM, pump=2.0) -> FmuInstance:
+    """An instance of the session FMU running the lumped model, with or without the fast path."""
+    inst = instance(fmu, monkeypatch, fast, name)
     inst.initialize({"model": "lumped", "crank_speed": crank, "water_pump_torque": pump})
     return inst
 
@@ -229,12 +234,7 @@ DISCRETIZED_STEP = 1e-4
 def discretized_instance(fmu, monkeypatch, fast: bool, name: str) -> FmuInstance:
     """An instance of the session FMU running the discretized model (its default) at the
     start values, 800 rpm and 2 N m, with or without the fast path."""
-    with monkeypatch.context() as m:
-        if fast:
-            m.delenv(SWITCH, raising=False)
-        else:
-            m.setenv(SWITCH, "0")
-        inst = FmuInstance(fmu, instance_name=name)
+    inst = instance(fmu, monkeypatch, fast, name)
     inst.initialize({})
     return inst
 
