@@ -314,26 +314,15 @@ def _product(a, b):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _transposed_product(a, b):
-    """``a^T b`` of two 3x3 row-major 9-tuples."""
-    return (a[0] * b[0] + a[3] * b[3] + a[6] * b[6], a[0] * b[1] + a[3] * b[4] + a[6] * b[7],
-            a[0] * b[2] + a[3] * b[5] + a[6] * b[8],
-            a[1] * b[0] + a[4] * b[3] + a[7] * b[6], a[1] * b[1] + a[4] * b[4] + a[7] * b[7],
-            a[1] * b[2] + a[4] * b[5] + a[7] * b[8],
-            a[2] * b[0] + a[5] * b[3] + a[8] * b[6], a[2] * b[1] + a[5] * b[4] + a[8] * b[7],
-            a[2] * b[2] + a[5] * b[5] + a[8] * b[8])
+def _transpose(a):
+    """``a^T`` of a 3x3 row-major 9-tuple."""
+    return (a[0], a[3], a[6], a[1], a[4], a[7], a[2], a[5], a[8])
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _apply(a, x, y, z):
     """``a (x, y, z)`` for a 3x3 row-major 9-tuple ``a``."""
     return a[0] * x + a[1] * y + a[2] * z, a[3] * x + a[4] * y + a[5] * z, a[6] * x + a[7] * y + a[8] * z
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _apply_transposed(a, x, y, z):
-    """``a^T (x, y, z)`` for a 3x3 row-major 9-tuple ``a``."""
-    return a[0] * x + a[3] * y + a[6] * z, a[1] * x + a[4] * y + a[7] * z, a[2] * x + a[5] * y + a[8] * z
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -470,8 +459,8 @@ def implicit_belt_correction(belt, s, w, dt):
     # Woodbury: A = T + U V^T, U = (G at node 0, P at node n-1), V^T = (I, G^-1 P^T), G = -D_0,
     # so T has 2 D_0 at node 0, D_{n-1} + P D_0^-1 P^T at node n-1 and no corners
     pd = _product(corner, d0_inverse)
-    fill = _product(pd, (corner[0], corner[3], corner[6], corner[1], corner[4], corner[7],
-                         corner[2], corner[5], corner[8]))  # P D_0^-1 P^T
+    corner_t = _transpose(corner)  # P^T
+    fill = _product(pd, corner_t)  # P D_0^-1 P^T
     s_inverse = _symmetric_inverse((2.0 * d0[0], 2.0 * d0[1], 2.0 * d0[2], 2.0 * d0[3], 2.0 * d0[4],
                                     2.0 * d0[5], 2.0 * d0[6], 2.0 * d0[7], 2.0 * d0[8]))
     upper = (-qxx, -qxy, sx, -qxy, -qyy, sy, -sx, -sy, 2.0 * a_bending)  # A[0, 1]
@@ -491,7 +480,7 @@ def implicit_belt_correction(belt, s, w, dt):
         diagonal = (m + bxx + qxx - sw[0], bxy + qxy - sw[1], bx + sx - sw[2],
                     bxy + qxy - sw[3], m + byy + qyy - sw[4], by + sy - sw[5],
                     bx + sx - sw[6], by + sy - sw[7], inertia + 8.0 * a_bending - sw[8])
-        uz = _transposed_product(upper, z)
+        uz = _product(_transpose(upper), z)
         if i == last:
             diagonal = (diagonal[0] + fill[0], diagonal[1] + fill[1], diagonal[2] + fill[2],
                         diagonal[3] + fill[3], diagonal[4] + fill[4], diagonal[5] + fill[5],
@@ -499,7 +488,7 @@ def implicit_belt_correction(belt, s, w, dt):
             uz = (uz[0] - corner[0], uz[1] - corner[1], uz[2] - corner[2], uz[3] - corner[3], uz[4] - corner[4],
                   uz[5] - corner[5], uz[6] - corner[6], uz[7] - corner[7], uz[8] - corner[8])
         s_inverse = _symmetric_inverse(diagonal)
-        ry = _apply_transposed(upper, y[0], y[1], y[2])
+        ry = _apply(_transpose(upper), y[0], y[1], y[2])
         y = _apply(s_inverse, work[i, _RHS] - ry[0], work[i, _RHS + 1] - ry[1], work[i, _RHS + 2] - ry[2])
         z = _product(s_inverse, (-uz[0], -uz[1], -uz[2], -uz[3], -uz[4], -uz[5], -uz[6], -uz[7], -uz[8]))
         work[i, _Y] = y[0]
@@ -527,7 +516,6 @@ def implicit_belt_correction(belt, s, w, dt):
         _store(work, i, _Z, z)
 
     # Woodbury: delta = y - Z (I + V^T Z)^-1 V^T y, V^T x = x_0 - D_0^-1 P^T x_{n-1}
-    corner_t = (corner[0], corner[3], corner[6], corner[1], corner[4], corner[7], corner[2], corner[5], corner[8])
     dp = _product(d0_inverse, corner_t)  # D_0^-1 P^T
     y_last = (work[last, _Y], work[last, _Y + 1], work[last, _Y + 2])
     z_last = _load(work, last, _Z)
