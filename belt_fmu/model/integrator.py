@@ -222,10 +222,9 @@ def _equal(a, b):
 
 
 @njit(cache=True, _nrt=False)
-def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
-        trial_countdown):
-    """Entry from Python: :func:`advance` on the flat buffers of a drive (one call per
-    communication step: each call from Python costs microseconds).
+def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start, trial_countdown):
+    """:func:`advance` on a drive's state ``y`` (``s`` its views, ``w`` those of its work
+    buffers) for a communication step (:func:`communicate`).
 
     The first step may have been taken already, as the outputs' trial step (:func:`report`):
     if ``trial_countdown`` > 0 (the caller passes it only when that trial was taken with
@@ -236,7 +235,6 @@ def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_to
     countdown before the step's decrement. So reading the outputs costs no step of its own,
     and a run that reads them follows the same states as one that does not.
     """
-    s, w = unpack(parameters, y, work, index_work)
     if trial_countdown > 0 and _equal(y, trial_start):
         _copy(y, trial_y)
         w.rebuild_countdown[0] = trial_countdown - 1
@@ -249,7 +247,7 @@ def run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_to
 
 @njit(cache=True, _nrt=False)
 def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omega, water_pump_torque, outputs):
-    """Entry from Python: the outputs of the state ``y`` into ``outputs``.
+    """The outputs of the state ``y`` into ``outputs`` (for :func:`current_outputs`).
 
     The forces among the outputs (hub forces, span tensions, crank torque) are those the
     scheme applies over a step: the friction impulses and the implicit axial forces depend
@@ -323,12 +321,11 @@ def communicate(y, work, index_work, parameters, trial_y, trial_start, control, 
     control[OUTPUT_DT] = output_dt
     control[OUTPUTS_CURRENT] = 0.0
     control[TRIAL_TAKEN] = 0.0
-    status, taken = run(y, work, index_work, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y,
-                        trial_start, countdown)
-    if status == OK:
-        s, _ = unpack(parameters, y, work, index_work)
-        if runaway(parameters, s):
-            status = RUNAWAY
+    s, w = unpack(parameters, y, work, index_work)
+    status, taken = run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
+                        countdown)
+    if status == OK and runaway(parameters, s):
+        status = RUNAWAY
     return status, taken
 
 

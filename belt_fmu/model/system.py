@@ -82,8 +82,7 @@ class BeltDrive:
         self.y = np.zeros(n_state)  # the state vector
         self.work = np.zeros(n_work)  # diagnostics and scratch
         self.index_work = np.zeros(n_index, dtype=np.int64)
-        # the arrays the compiled entries take, and named views of the same memory
-        self._kernel_args = (self.y, self.work, self.index_work, self.parameters)
+        # named views of the buffers' memory
         self.views = unpack_state(self.y, n, p, k)
         self.arrays = unpack_work(self.work, self.index_work, n, p, k)
         # the inputs the state runs at, the nominal step, the outputs' trial step and its
@@ -104,6 +103,9 @@ class BeltDrive:
         self._communicate = self._current_outputs = None
         self._trial_y = np.zeros(n_state)  # the trial step of the outputs runs on this copy
         self._trial_start = np.zeros(n_state)  # ... from this state
+        # the arrays the compiled entries (integrator.communicate, current_outputs) take first
+        self._kernel_args = (self.y, self.work, self.index_work, self.parameters, self._trial_y, self._trial_start,
+                             self.control)
 
     @property
     def dt(self) -> float:
@@ -229,10 +231,9 @@ class BeltDrive:
         n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
         dt = interval / n_steps
         if self._communicate is None:
-            self._communicate = compiled_entry(communicate, (*self._kernel_args, self._trial_y, self._trial_start,
-                                                             self.control, 1, 1.0, 1.0, 1.0))
-        status, taken = self._communicate(*self._kernel_args, self._trial_y, self._trial_start, self.control, n_steps,
-                                          float(dt), float(self._inputs[0]), float(water_pump_torque))
+            self._communicate = compiled_entry(communicate, (*self._kernel_args, 1, 1.0, 1.0, 1.0))
+        status, taken = self._communicate(*self._kernel_args, n_steps, float(dt), float(self._inputs[0]),
+                                          float(water_pump_torque))
         if status == RUNAWAY:
             self.time += interval
             raise self._runaway(crank_speed, water_pump_torque, ports)
@@ -357,11 +358,8 @@ class BeltDrive:
         a function of the state and the inputs, not of the steps that led there)."""
         if not self.control[OUTPUTS_CURRENT]:
             if self._current_outputs is None:
-                self._current_outputs = compiled_entry(current_outputs, (*self._kernel_args, self._trial_y,
-                                                                         self._trial_start, self.control,
-                                                                         self._output_buffer))
-            self._current_outputs(*self._kernel_args, self._trial_y, self._trial_start, self.control,
-                                  self._output_buffer)
+                self._current_outputs = compiled_entry(current_outputs, (*self._kernel_args, self._output_buffer))
+            self._current_outputs(*self._kernel_args, self._output_buffer)
         return self._output_buffer
 
     def evaluate_outputs(self) -> np.ndarray:
@@ -429,9 +427,7 @@ class NativeStep:
 
         self.drive = drive
         self.address = discretized_native.advance.address
-        self.arguments = discretized_native.arguments(drive.y, drive.work, drive.index_work, drive.parameters,
-                                                      drive._trial_y, drive._trial_start, drive.control,
-                                                      drive._output_buffer)
+        self.arguments = discretized_native.arguments(*drive._kernel_args, drive._output_buffer)
         self.max_step = drive.dt
         self.crank_sense = float(drive.parameters.roles[0]["crank_sense"])
         self.outputs = drive._output_buffer
