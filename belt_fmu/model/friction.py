@@ -104,17 +104,42 @@ def friction_state_count(law, gms_count):
     return 0
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def creep_polynomial(sr, mu, s1, s2, ratio):
     """Friction coefficient and its derivative d mu/d sr at creep rate ``sr >= 0``."""
+    # the reciprocals of the constants leave one multiplication, not a division, on the path
+    # from sr to the coefficient (the Newton iteration of implicit_friction waits for it)
     if sr < s1:
-        x = sr / s1
-        return mu * x * (1.5 - 0.5 * x * x), mu * 1.5 * (1.0 - x * x) / s1
+        inverse = 1.0 / s1
+        x = sr * inverse
+        return mu * x * (1.5 - 0.5 * x * x), mu * 1.5 * (1.0 - x * x) * inverse
     if sr < s2:
-        x = (sr - s1) / (s2 - s1)
+        inverse = 1.0 / (s2 - s1)
+        x = (sr - s1) * inverse
         mu2 = ratio * mu
-        return mu + (mu2 - mu) * x * x * (3.0 - 2.0 * x), (mu2 - mu) * 6.0 * x * (1.0 - x) / (s2 - s1)
+        return mu + (mu2 - mu) * x * x * (3.0 - 2.0 * x), (mu2 - mu) * 6.0 * x * (1.0 - x) * inverse
     return ratio * mu, 0.0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def slip_scale(law, belt_speed):
+    """The inverse [s/m] of a velocity law's speed scale: ``4 / v_thr`` (tanh), ``1 / max(|v_belt|,
+    v_ref)`` (the creep rate's reference, [Scania thesis] eq. 4.3)."""
+    if law.law == LAW_TANH:
+        return 4.0 / law.velocity_threshold
+    return 1.0 / max(abs(belt_speed), law.reference_speed)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def scaled_coefficient(law, mu, slip_speed, scale):
+    """:func:`friction_coefficient` with the law's :func:`slip_scale` ``scale`` computed once:
+    the slip enters multiplied by it, so an iteration over the slip divides by nothing."""
+    if law.law == LAW_TANH:
+        th = np.tanh(slip_speed * scale)
+        return mu * th, mu * (1.0 - th * th) * scale
+    coef, slope = creep_polynomial(slip_speed * scale, mu, law.slip_peak, law.slip_saturation,
+                                   law.saturation_ratio)
+    return coef, slope * scale
 
 
 @njit(cache=True, _nrt=False)
@@ -123,14 +148,7 @@ def friction_coefficient(law, mu, slip_speed, belt_speed):
 
     ``law`` is a FRICTION_LAW record; ``belt_speed`` the reference of the creep rate (eq. 4.3).
     """
-    if law.law == LAW_TANH:
-        vt = law.velocity_threshold / 4.0
-        th = np.tanh(slip_speed / vt)
-        return mu * th, mu * (1.0 - th * th) / vt
-    vref = max(abs(belt_speed), law.reference_speed)
-    coef, slope = creep_polynomial(slip_speed / vref, mu, law.slip_peak, law.slip_saturation,
-                                   law.saturation_ratio)
-    return coef, slope / vref
+    return scaled_coefficient(law, mu, slip_speed, slip_scale(law, belt_speed))
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -193,13 +211,14 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass,
     # bracket [lo, hi] with residual(lo) <= 0 <= residual(hi); residual and slope kept at lo
     lo = 0.0
     lo_res = -mass * target
-    lo_slope = mass + scale * friction_coefficient(law, mu, 0.0, belt_speed)[1]
+    speed_scale = slip_scale(law, belt_speed)
+    lo_slope = mass + scale * scaled_coefficient(law, mu, 0.0, speed_scale)[1]
     hi = target
     x = sign * guess
     if not (0.0 < x < target):
         x = lo - lo_res / lo_slope  # sticking solution of the law linearized at zero slip
     for _ in range(40):
-        coef, slope = friction_coefficient(law, mu, x, belt_speed)
+        coef, slope = scaled_coefficient(law, mu, x, speed_scale)
         residual = mass * (x - target) + scale * coef
         dres = mass + scale * slope
         if residual > 0.0:
