@@ -167,6 +167,19 @@ def saturated_sliding(law, limit, free_slip, mass, dt):
     return 0.0
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def newton_converged(step, previous_step, tolerance):
+    """Whether a Newton iteration for the slip has converged after a step of size ``step``
+    whose predecessor was ``previous_step`` (0 if that was no Newton step): the step is
+    within ``tolerance``, or so is the error it leaves as the observed contraction
+    ``theta = step / previous_step < 1`` bounds it, ``theta / (1 - theta) step``: the stopping
+    test of the simplified Newton iteration, [Hairer and Wanner 1996] IV.8. A Newton step's
+    contraction is its predecessor's error and more: the bound is conservative, and it spares
+    the evaluation that would only confirm a step of 1e-12 m/s (a third of the iterations on
+    the built-in drive). Written without the division: ``step^2 <= (previous - step) tol``."""
+    return step <= tolerance or step * step <= (previous_step - step) * tolerance
+
+
 @njit(cache=True, _nrt=False)
 def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass, dt, guess):
     """Friction force of one contact over a step, from the implicit Euler equation
@@ -217,6 +230,8 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass,
     x = sign * guess
     if not (0.0 < x < target):
         x = lo - lo_res / lo_slope  # sticking solution of the law linearized at zero slip
+    tolerance = 1e-13 + 1e-9 * target
+    previous_step = 0.0
     for _ in range(40):
         coef, slope = scaled_coefficient(law, mu, x, speed_scale)
         residual = mass * (x - target) + scale * coef
@@ -226,16 +241,20 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass,
         else:
             lo, lo_res, lo_slope = x, residual, dres
         new = x - residual / dres
+        newton = True
         if new <= lo:
             # overshoot from the sliding side: step from the sticking side instead, which
             # for a concave law (tanh) approaches the root monotonically from below
             new = lo - lo_res / lo_slope
+            newton = False
         if not (lo <= new <= hi):
             new = 0.5 * (lo + hi)
-        converged = abs(new - x) <= 1e-13 + 1e-9 * target
+            newton = False
+        step = abs(new - x)
         x = new
-        if converged:
+        if newton_converged(step, previous_step, tolerance):
             break
+        previous_step = step if newton else 0.0
     # the force that exactly matches the momentum change of the converged slip
     return -sign * mass * (target - x) / dt, sign * x
 
@@ -329,6 +348,7 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
     lo = -np.inf
     hi = np.inf
     x = guess if abs(guess - free_slip) < width else free_slip
+    previous_step = 0.0
     for _ in range(60):
         m, dm = state_law_coefficient(law, mu, x, dt, state, work)
         residual = mass * (x - free_slip) + scale * m
@@ -338,16 +358,19 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
             lo = x
         slope = mass + scale * dm
         new = x - residual / slope if slope > 0.0 else np.nan
+        newton = True
         if not (lo < new < hi):  # also catches nan
+            newton = False
             if np.isfinite(lo) and np.isfinite(hi):
                 new = 0.5 * (lo + hi)
             else:
                 new = x - width if residual > 0.0 else x + width
                 width *= 2.0
-        converged = abs(new - x) <= 1e-13 + 1e-10 * abs(x)
+        step = abs(new - x)
         x = new
-        if converged or hi - lo <= 1e-13 + 1e-10 * abs(x):
+        if newton_converged(step, previous_step, 1e-13 + 1e-10 * abs(x)) or hi - lo <= 1e-13 + 1e-10 * abs(x):
             break
+        previous_step = step if newton else 0.0
     state_law_coefficient(law, mu, x, dt, state, work)
     for k in range(state.shape[0]):
         state[k] = work[k]
