@@ -259,21 +259,23 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass,
     return -sign * mass * (target - x) / dt, sign * x
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def stribeck_with_slope(law, mu, slip):
+    """Stribeck curve, [Kubas and Harlecki 2021] eq. 11: ``g = mu_c + (mu_s - mu_c) exp(-(v/v_s)^2)``
+    (>= 0), and its derivative dg/dv (one exponential for both)."""
+    inverse = 1.0 / law.stribeck_velocity
+    r = slip * inverse
+    excess = (law.static_ratio - 1.0) * mu * np.exp(-r * r)
+    return mu + excess, -2.0 * r * inverse * excess
+
+
 @njit(cache=True, _nrt=False)
 def stribeck(law, mu, slip):
-    """Stribeck curve, [Kubas and Harlecki 2021] eq. 11: ``mu_c + (mu_s - mu_c) exp(-(v/v_s)^2)`` (>= 0)."""
-    r = slip / law.stribeck_velocity
-    return mu + (law.static_ratio - 1.0) * mu * np.exp(-r * r)
+    """The Stribeck curve :func:`stribeck_with_slope` alone."""
+    return stribeck_with_slope(law, mu, slip)[0]
 
 
-@njit(cache=True, _nrt=False)
-def stribeck_slope(law, mu, slip):
-    """d/dv of :func:`stribeck`."""
-    r = slip / law.stribeck_velocity
-    return -2.0 * r / law.stribeck_velocity * (law.static_ratio - 1.0) * mu * np.exp(-r * r)
-
-
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def state_law_coefficient(law, mu, slip, dt, state, new_state):
     """Friction coefficient ``m`` (F = -N m) of a state law at the end of a step of length
     ``dt`` whose slip is ``slip`` throughout, its derivative dm/d(slip), and the states then
@@ -290,26 +292,32 @@ def state_law_coefficient(law, mu, slip, dt, state, new_state):
         m = sign * mu + (m0 - sign * mu) * decay
         new_state[0] = m
         return m, rate * (mu - sign * m0) * decay
+    # reciprocals of the constants, and of g once: an iteration over the slip then waits for
+    # one division per evaluation, not four
     if law.law == LAW_LUGRE:
         z0 = state[0]
         s0 = law.lugre_stiffness
+        damping_rate = law.lugre_damping * (1.0 / dt)
         if sign == 0.0:
             new_state[0] = z0
-            return s0 * z0, (s0 + law.lugre_damping / dt) * dt
-        g = stribeck(law, mu, slip)
-        dg = stribeck_slope(law, mu, slip)
-        steady = sign * g / s0
-        lam = s0 * abs(slip) * dt / g
+            return s0 * z0, (s0 + damping_rate) * dt
+        g, dg = stribeck_with_slope(law, mu, slip)
+        inv_g = 1.0 / g
+        inv_s0 = 1.0 / s0
+        steady = sign * g * inv_s0
+        lam = s0 * abs(slip) * dt * inv_g
         decay = np.exp(-lam)
         z = steady + (z0 - steady) * decay
-        dz = sign * dg / s0 * (1.0 - decay) - (z0 - steady) * decay * s0 * dt * (sign * g - abs(slip) * dg) / (g * g)
+        dz = (sign * dg * inv_s0 * (1.0 - decay)
+              - (z0 - steady) * decay * s0 * dt * (sign * g - abs(slip) * dg) * inv_g * inv_g)
         new_state[0] = z
-        m = s0 * z + law.lugre_damping * (z - z0) / dt + law.lugre_viscous * slip
-        return m, (s0 + law.lugre_damping / dt) * dz + law.lugre_viscous
+        m = s0 * z + damping_rate * (z - z0) + law.lugre_viscous * slip
+        return m, (s0 + damping_rate) * dz + law.lugre_viscous
     # LAW_GMS
-    g = stribeck(law, mu, slip)
+    g, dg = stribeck_with_slope(law, mu, slip)
+    inv_g = 1.0 / g
     limit = sign * g  # s(v), eq. 11
-    limit_slope = sign * stribeck_slope(law, mu, slip)
+    limit_slope = sign * dg
     total = 0.0
     slope = 0.0
     for k in range(law.gms_count):
@@ -326,8 +334,8 @@ def state_law_coefficient(law, mu, slip, dt, state, new_state):
                     dm = limit_slope
             else:  # slipping on: eq. 10 with v held
                 beta = law.gms_weight[k] * law.gms_attraction * dt
-                decay = np.exp(-beta / g)
-                dm = limit_slope * (1.0 - decay) + (m - limit) * decay * beta * sign * limit_slope / (g * g)
+                decay = np.exp(-beta * inv_g)
+                dm = limit_slope * (1.0 - decay) + (m - limit) * decay * beta * sign * limit_slope * inv_g * inv_g
                 m = limit + (m - limit) * decay
         new_state[2 * k] = m
         new_state[2 * k + 1] = mode
@@ -349,6 +357,7 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
     hi = np.inf
     x = guess if abs(guess - free_slip) < width else free_slip
     previous_step = 0.0
+    evaluated = False  # whether ``work`` holds the states at x
     for _ in range(60):
         m, dm = state_law_coefficient(law, mu, x, dt, state, work)
         residual = mass * (x - free_slip) + scale * m
@@ -367,11 +376,15 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
                 new = x - width if residual > 0.0 else x + width
                 width *= 2.0
         step = abs(new - x)
+        if newton and step <= 1e-13 + 1e-10 * abs(x):
+            evaluated = True  # x lies within the tolerance of the root: keep it, and its states
+            break
         x = new
         if newton_converged(step, previous_step, 1e-13 + 1e-10 * abs(x)) or hi - lo <= 1e-13 + 1e-10 * abs(x):
             break
         previous_step = step if newton else 0.0
-    state_law_coefficient(law, mu, x, dt, state, work)
+    if not evaluated:
+        state_law_coefficient(law, mu, x, dt, state, work)
     for k in range(state.shape[0]):
         state[k] = work[k]
     return mass * (x - free_slip) / dt, x

@@ -65,7 +65,7 @@ from numba import njit
 
 from .drive import accelerate_pulleys
 from .friction import (LAW_CREEP_POLYNOMIAL, LAW_GMS, LAW_LUGRE, LAW_TANH, friction_coefficient,
-                       stribeck, stribeck_slope)
+                       stribeck_with_slope)
 from .outputs import (ANGLE, BEARING_FORCE, BELT_SPEED, CRANK_TORQUE, HUB_FORCE, HUB_FORCE_X, HUB_FORCE_Y, PULLEY_BLOCK,
                       PULLEY_STRIDE, SLIP, SPAN_STRIDE, SPAN_TENSION, SPEED, TENSIONER_ANGLE, TENSIONER_ANGLE_REL)
 from .tensioner import arm_pulley_center, arm_support_torque, arm_torque
@@ -362,8 +362,7 @@ def slip_coefficient(law, mu, slip, belt_speed):
     th = np.tanh(v / vt)
     dth = (1.0 - th * th) / vt
     if law.law == LAW_LUGRE or law.law == LAW_GMS:
-        g = stribeck(law, mu, v)
-        dg = stribeck_slope(law, mu, v)
+        g, dg = stribeck_with_slope(law, mu, v)
         extra = law.lugre_viscous * slip if law.law == LAW_LUGRE else 0.0
         return sign * g * th + extra, dg * th + g * dth + (law.lugre_viscous if law.law == LAW_LUGRE else 0.0)
     return sign * mu * th, mu * dth
