@@ -14,11 +14,14 @@ Prints ``key: value`` lines, each with the real-time factor (simulated / wall ti
    1 ms communication step for --t-end s (belt_fmu.cosim, inputs set and all outputs read
    every step); then a co-simulation master's loop at 1 ms (fmi2SetReal of the two inputs,
    fmi2DoStep, fmi2GetReal of all outputs), with the native loader's fast path and without
-   it (BELT_FMU_NATIVE_FAST_PATH=0, docs/native-hosts.md), in two styles: fmpy's FMU2Slave
-   methods (setReal, doStep, getReal: they build ctypes arrays and lists at every call) and
-   FMU2Slave's fmi2* functions on arrays made once (what a master written for speed does).
-   Each is repeated --repeat times; min and median are printed. Last, the same loop in the
-   project's C host (fmu_tests/native/fmi2_host.c, all outputs read), fast path on and off.
+   it (BELT_FMU_NATIVE_FAST_PATH=0, docs/native-hosts.md), in three styles: fmpy's FMU2Slave
+   methods (setReal, doStep, getReal: they build ctypes arrays and lists at every call),
+   FMU2Slave's fmi2* functions on arrays made once (each a Python wrapper that logs and
+   checks the status), and the ctypes functions of the FMU's library that fmpy loaded and
+   typed (``FMU2Slave.dll``), the status checked in the loop (what a master written for
+   speed does). Each is repeated --repeat times; min and median are printed. Last, the same
+   loop in the project's C host (fmu_tests/native/fmi2_host.c, all outputs read), fast path
+   on and off.
 """
 from __future__ import annotations
 
@@ -129,7 +132,7 @@ def main(argv=None) -> None:
                                  parameters={"model": "lumped"})
             print(f"FMU in fmpy, 1 ms communication step, {args.t_end:g} s: stepping wall {results.wall_time:.4g} s, "
                   f"real-time factor {results.real_time_factor:.4g} (load {results.load_time:.3g} s)")
-            for style in ("methods", "arrays"):
+            for style in ("methods", "arrays", "ctypes"):
                 for fast in (True, False):
                     walls = sorted(master_loop(path, fast, style, speed, torque, args.t_end)
                                    for _ in range(max(1, args.repeat)))
@@ -212,12 +215,14 @@ def master_loop(path, fast: bool, style: str, speed: float, torque: float, t_end
             out_vr = (ctypes.c_uint * len(outputs))(*outputs)
             out_value = (ctypes.c_double * len(outputs))()
             component, n_out = f.component, len(outputs)
-            set_real, do_step, get_real = f.fmi2SetReal, f.fmi2DoStep, f.fmi2GetReal
+            functions = f.dll if style == "ctypes" else f
+            set_real, do_step, get_real = functions.fmi2SetReal, functions.fmi2DoStep, functions.fmi2GetReal
             for k in range(steps):
                 in_value[0] = crank[k]
-                set_real(component, in_vr, 2, in_value)
-                do_step(component, k * h, h, 1)
-                get_real(component, out_vr, n_out, out_value)
+                status = (set_real(component, in_vr, 2, in_value) | do_step(component, k * h, h, 1)
+                          | get_real(component, out_vr, n_out, out_value))
+                if status:  # fmi2OK is 0; the wrappers raise on errors themselves
+                    raise RuntimeError(f"FMI call failed with status {status} at step {k}")
         return time.perf_counter() - start
     finally:
         inst.close()
