@@ -127,7 +127,7 @@ def test_state_and_work_views_tile_their_buffers():
     n_state, n_work = lumped.buffer_sizes(p)
     y = np.arange(n_state, dtype=float)
     work = np.arange(n_work, dtype=float)
-    s, w = lumped.unpack(y, work, lumped.offsets(lumped.LUMPED_STATE_LAYOUT, p),
+    s, w = lumped.views(y, work, lumped.offsets(lumped.LUMPED_STATE_LAYOUT, p),
                          lumped.offsets(lumped.LUMPED_WORK_LAYOUT, p), p)
     for views, table, buffer in ((s, lumped.LUMPED_STATE_LAYOUT, y), (w, lumped.LUMPED_WORK_LAYOUT, work)):
         assert list(views._fields) == [name for name, _, _ in table]
