@@ -173,10 +173,11 @@ def newton_converged(step, previous_step, tolerance):
     whose predecessor was ``previous_step`` (0 if that was no Newton step): the step is
     within ``tolerance``, or so is the error it leaves as the observed contraction
     ``theta = step / previous_step < 1`` bounds it, ``theta / (1 - theta) step``: the stopping
-    test of the simplified Newton iteration, [Hairer and Wanner 1996] IV.8. A Newton step's
-    contraction is its predecessor's error and more: the bound is conservative, and it spares
-    the evaluation that would only confirm a step of 1e-12 m/s (a third of the iterations on
-    the built-in drive). Written without the division: ``step^2 <= (previous - step) tol``."""
+    test of the simplified Newton iteration, [Hairer and Wanner 1996] IV.8. Newton's method
+    converges quadratically, so theta overstates the next contraction and the bound is
+    conservative; it spares the evaluation that would only confirm a step of about 1e-12 m/s
+    (a third of the evaluations on the built-in drive). Written without the division:
+    ``step^2 <= (previous - step) tol``."""
     return step <= tolerance or step * step <= (previous_step - step) * tolerance
 
 
