@@ -134,13 +134,10 @@ def main(argv=None) -> None:
                   f"real-time factor {results.real_time_factor:.4g} (load {results.load_time:.3g} s)")
             for style in ("methods", "arrays", "ctypes"):
                 for fast in (True, False):
-                    walls = sorted(master_loop(path, fast, style, speed, torque, args.t_end)
-                                   for _ in range(max(1, args.repeat)))
-                    steps = round(args.t_end / 1e-3)
-                    best, median = walls[0], walls[len(walls) // 2]
-                    print(f"master loop, fmpy {style}, fast path {'on' if fast else 'off'}: "
-                          f"{1e6 * best / steps:.3g} us per 1 ms step (median {1e6 * median / steps:.3g}), "
-                          f"real-time factor {args.t_end / best:.4g} (median {args.t_end / median:.4g})")
+                    walls = [master_loop(path, fast, style, speed, torque, args.t_end)
+                             for _ in range(max(1, args.repeat))]
+                    print(f"master loop at 1 ms, fmpy {style}, fast path {'on' if fast else 'off'}: "
+                          f"{spread(walls, chunks, args.t_end)}")
             native_host(path, Path(tmp), speed, torque, args.t_end, args.repeat)
 
 

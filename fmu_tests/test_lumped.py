@@ -128,7 +128,7 @@ def test_state_and_work_views_tile_their_buffers():
     y = np.arange(n_state, dtype=float)
     work = np.arange(n_work, dtype=float)
     s, w = lumped.views(y, work, lumped.offsets(lumped.LUMPED_STATE_LAYOUT, p),
-                         lumped.offsets(lumped.LUMPED_WORK_LAYOUT, p), p)
+                        lumped.offsets(lumped.LUMPED_WORK_LAYOUT, p), p)
     for views, table, buffer in ((s, lumped.LUMPED_STATE_LAYOUT, y), (w, lumped.LUMPED_WORK_LAYOUT, work)):
         assert list(views._fields) == [name for name, _, _ in table]
         flat = np.concatenate([np.ravel(v) for v in views])
