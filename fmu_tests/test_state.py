@@ -49,5 +49,5 @@ def _part(views, start, stop):
 
 def test_state_vector_holds_nodes_pulleys_arm_and_friction_states():
     """6 per node (x, y, phi and their rates), 2 per pulley, 2 for the arm, k friction
-    states and the slip per contact."""
-    assert buffer_sizes(150, 7, 2)[0] == 6 * 150 + 2 * 7 + 2 + 150 * 7 * (2 + 1)
+    states, the slip and the friction force per contact."""
+    assert buffer_sizes(150, 7, 2)[0] == 6 * 150 + 2 * 7 + 2 + 150 * 7 * (2 + 2)

@@ -177,8 +177,8 @@ def _shift(s, d, n, np_, delta, rate):
 
 
 @njit(cache=True)
-def _jacobians(y0, y, work, index_work, parameters, base_slip, dofs, arm_mode, water_pump_torque, stiffness,
-               damping):
+def _jacobians(y0, y, work, index_work, parameters, base_slip, base_friction, dofs, arm_mode, water_pump_torque,
+               stiffness, damping):
     s, w = unpack(parameters, y, work, index_work)
     n = s.q.shape[0]
     np_ = s.theta.shape[0]
@@ -188,7 +188,6 @@ def _jacobians(y0, y, work, index_work, parameters, base_slip, dofs, arm_mode, w
     base_theta = s.theta.copy()
     update_pulley_centers(parameters, s, w)
     base_centers = w.centers.copy()
-    base_friction = w.friction_force.copy()
     base_normal = w.normal_force.copy()
     base_state = s.friction.copy()
     base_arm_rate = s.arm[1]
@@ -232,17 +231,20 @@ def tangent_matrices(drive, water_pump_torque: float, arm_friction: str = "stuck
         raise ValueError(f"arm_friction must be one of {', '.join(ARM_MODES)}, got {arm_friction!r}")
     dofs = coordinates(drive)
     # the work buffers then hold the forces of one step from this state (the outputs' trial
-    # step, belt_fmu.model.integrator.report) and the trial state its end-of-step slips
+    # step, belt_fmu.model.integrator.report) and the trial state its end-of-step slips and
+    # friction forces
     drive.evaluate_outputs()
-    base_slip = unpack_state(drive._trial_y, *dimensions(drive.parameters)).slip.copy()
+    trial = unpack_state(drive._trial_y, *dimensions(drive.parameters))
+    base_slip = trial.slip.copy()
+    base_friction = trial.friction_force.copy()
     y0 = drive.y.copy()
     work = drive.work.copy()
     index_work = drive.index_work.copy()
     _rebuild(y0.copy(), work, index_work, drive.parameters, drive.dt)
     stiffness = np.zeros((len(dofs), len(dofs)))
     damping = np.zeros_like(stiffness)
-    _jacobians(y0, y0.copy(), work, index_work, drive.parameters, base_slip, dofs, ARM_MODES[arm_friction],
-               water_pump_torque, stiffness, damping)
+    _jacobians(y0, y0.copy(), work, index_work, drive.parameters, base_slip, base_friction, dofs,
+               ARM_MODES[arm_friction], water_pump_torque, stiffness, damping)
     return dofs, stiffness, damping
 
 

@@ -92,7 +92,7 @@ def normal_contact(p, s, w):
             if force == 0.0:
                 s.friction[i, j, :] = 0.0
                 s.slip[i, j] = 0.0
-                w.friction_force[i, j] = 0.0
+                s.friction_force[i, j] = 0.0
                 continue
             w.node_force[i, 0] += force * nx
             w.node_force[i, 1] += force * ny
@@ -137,7 +137,7 @@ def build_candidates(p, s, w, margin):
                 count += 1
             else:
                 w.normal_force[i, j] = 0.0
-                w.friction_force[i, j] = 0.0
+                s.friction_force[i, j] = 0.0
                 s.slip[i, j] = 0.0
                 s.friction[i, j, :] = 0.0
         w.candidate_count[j] = count

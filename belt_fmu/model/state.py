@@ -35,6 +35,10 @@ STATE_LAYOUT = (
     ("slip", ("n", "p"), "slip velocity of each contact at the end of the last step, node minus "
                          "pulley surface [m/s]; zero out of contact. The friction solve starts "
                          "from it, so it is state: the next step's rounding depends on it"),
+    ("friction_force", ("n", "p"), "friction force of each contact on the node along the pulley's CCW "
+                                   "tangent in the last step [N]; zero out of contact. The next step's "
+                                   "friction sweep starts the pulleys from it (friction.friction_impulses), "
+                                   "so it is state"),
 )
 
 #: the float work buffer: diagnostics of the last step (overwritten every step) and scratch
@@ -47,7 +51,6 @@ WORK_LAYOUT = (
                                "i+1 gets its opposite), the moments it takes from nodes i, i+1 and its inverse "
                                "chord length [1/m] (belt.element_loads)"),
     ("normal_force", ("n", "p"), "contact normal force [N]"),
-    ("friction_force", ("n", "p"), "friction force on the node along the pulley's CCW tangent [N]"),
     ("friction_work", ("k",), "scratch: trial friction states of one contact"),
     ("arm_work", (1,), "scratch: the (stateless) friction solves of the arm and the loads"),
     ("contact_frame", ("np", 3), "contact k's unit normal x, y (pulley centre to node) and "
@@ -172,6 +175,7 @@ def unpack_state(y, n, p, k):
         _vector(y, o, e, 4, n, p, k),  # arm
         _block(y, o, e, 5, n, p, k),  # friction
         _matrix(y, o, e, 6, n, p, k),  # slip
+        _matrix(y, o, e, 7, n, p, k),  # friction_force
     )
 
 
@@ -188,15 +192,14 @@ def unpack_work(work, index_work, n, p, k):
         _matrix(work, f, e, 3, n, p, k),  # implicit_work
         _matrix(work, f, e, 4, n, p, k),  # element_load
         _matrix(work, f, e, 5, n, p, k),  # normal_force
-        _matrix(work, f, e, 6, n, p, k),  # friction_force
-        _vector(work, f, e, 7, n, p, k),  # friction_work
-        _vector(work, f, e, 8, n, p, k),  # arm_work
-        _matrix(work, f, e, 9, n, p, k),  # contact_frame
-        _matrix(work, f, e, 10, n, p, k),  # hub_force
-        _vector(work, f, e, 11, n, p, k),  # belt_torque
-        _matrix(work, f, e, 12, n, p, k),  # centers
-        _matrix(work, f, e, 13, n, p, k),  # center_velocity
-        _vector(work, f, e, 14, n, p, k),  # port_torque
+        _vector(work, f, e, 6, n, p, k),  # friction_work
+        _vector(work, f, e, 7, n, p, k),  # arm_work
+        _matrix(work, f, e, 8, n, p, k),  # contact_frame
+        _matrix(work, f, e, 9, n, p, k),  # hub_force
+        _vector(work, f, e, 10, n, p, k),  # belt_torque
+        _matrix(work, f, e, 11, n, p, k),  # centers
+        _matrix(work, f, e, 12, n, p, k),  # center_velocity
+        _vector(work, f, e, 13, n, p, k),  # port_torque
         _matrix(index_work, i, x, 0, n, p, k),  # candidates
         _vector(index_work, i, x, 1, n, p, k),  # candidate_count
         _vector(index_work, i, x, 2, n, p, k),  # contact_node
