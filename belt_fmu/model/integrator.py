@@ -32,9 +32,9 @@ pulley sees its updated speed (a Gauss-Seidel sweep); momentum exchanged between
 pulley balances exactly. The sweep starts the pulleys from the last step's friction
 (:func:`belt_fmu.model.friction.friction_impulses`: a warm start, [Catto 2005]), so that in
 steady running every contact sees the pulley's end-of-step speed, as the coupled implicit
-solve would; from rest instead, the contacts swept first would see a pulley still slowed by
-its load torque's explicit impulse, a creep error proportional to ``dt``. A speed-driven crankshaft has ``1/I = 0``; a torque-driven one is a
-free pulley with the layout's inertia.
+solve would; a cold sweep showed the contacts swept first a pulley still slowed by its load
+torque's explicit impulse, a creep error proportional to ``dt``. A speed-driven crankshaft
+has ``1/I = 0``; a torque-driven one is a free pulley with the layout's inertia.
 
 The tensioner arm's Coulomb friction (a tanh law) is solved the same way, for one degree of
 freedom.
