@@ -50,6 +50,11 @@ PHASES = 4
 MATCH_MARGIN = 4
 #: a mode at a later instant matches one of the first if their shapes' MAC is at least this
 MIN_MAC = 0.6
+#: ... and its frequency is within this fraction of the first's: the polygon moves a mode by a
+#: few percent over the period, while a rotational mode's shape can resemble that of a
+#: heavily damped belt-creep mode of the same pulleys 20 % higher (the two-pulley test drive:
+#: the lightly damped 86 Hz mode matched a 109 Hz one at one instant of four, MAC alone)
+MAX_FREQUENCY_SHIFT = 0.1
 #: [1/s] below this node passage rate the belt stands still: one state, no averaging
 MIN_PASSAGE_RATE = 1.0
 #: times the eigenvalue search doubles its width to find the modes asked for
@@ -230,7 +235,8 @@ def modes(point, count: int = 20, arm_friction: str = "stuck", phases: int = PHA
     period (averaging of a fast periodic system, Nayfeh and Mook, "Nonlinear oscillations",
     1979, ch. 5). The modes are therefore computed at ``phases`` instants over one period
     (the model running on between them), each followed from the first instant by its
-    best-matching shape (:func:`mac`), and their frequencies and damping ratios averaged; the
+    best-matching shape (:func:`mac`, among the modes within :data:`MAX_FREQUENCY_SHIFT` of its
+    frequency), and their frequencies and damping ratios averaged; the
     spread over the period is kept (:attr:`Mode.spread`). Shapes are those of the first
     instant, the operating point itself, to which the drive is returned. The tangent
     matrices themselves are not averaged: a node in contact at one instant and free at the
@@ -251,7 +257,8 @@ def modes(point, count: int = 20, arm_friction: str = "stuck", phases: int = PHA
             drive.advance(1.0 / (rate * instants), point.rpm * RPM, point.water_pump_torque)
             _, _, f_k, z_k, s_k = snapshot_modes(point, count + MATCH_MARGIN, arm_friction)
             for r in range(len(freq)):
-                scores = [mac(mass, shapes[:, r], s_k[:, c]) for c in range(len(f_k))]
+                scores = [mac(mass, shapes[:, r], s_k[:, c]) if abs(f_k[c] - freq[r]) <= MAX_FREQUENCY_SHIFT * freq[r]
+                          else 0.0 for c in range(len(f_k))]
                 if scores and max(scores) >= MIN_MAC:
                     best = int(np.argmax(scores))
                     seen_f[r].append(f_k[best])
