@@ -104,9 +104,10 @@ def test_time_response_peaks_at_the_natural_frequency():
     10 N m load, belt at 10 m/s) and take the spectrum of its speed after 30 ms, when the
     heavily damped belt-creep modes have died out: the resonance peak lies within 2 % of the
     damped frequency of the lightly damped rotational mode the linearization predicts
-    (measured 0.8 %). The spectrum of 0.17 s, Hann-windowed and zero-padded, resolves the
-    peak to about 0.1 Hz; the 2 % allow for the polygon effect the averaging over four
-    instants leaves (the mode swings by +-2.5 % over a node passage)."""
+    (measured 0.1 %: 86.47 Hz predicted, 86.52 Hz in time). The spectrum of 0.17 s,
+    Hann-windowed and zero-padded, resolves the peak to about 0.1 Hz; the 2 % allow for the
+    polygon effect the averaging over four instants leaves (the mode swings by +-2.5 % over
+    a node passage)."""
     crank, load = 100.0, 10.0
     layout = load_layout_text(two_pulley_text(law="tanh"), source="<two-pulley test drive>")
     point = operating_point(layout, crank / RPM, load)

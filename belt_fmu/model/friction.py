@@ -392,7 +392,7 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def friction_impulses(p, s, w, dt):
+def friction_impulses(p, s, w, dt, resolved):
     """Friction of this step's contacts (``w.contact_*``), implicit, contact by contact.
 
     For contact k of node i on pulley j, with the CCW tangent t of its frame and contact
@@ -422,6 +422,13 @@ def friction_impulses(p, s, w, dt):
     of fmu_tests/test_two_pulley.py, whose adhesion arc is swept first: the creep 5 % low
     at its step of 1e-5 s, 10 % at 2e-5 s; with the warm start within 1 % of its
     ``dt -> 0`` value from 5e-6 to 3e-5 s).
+
+    Only a ``resolved`` step, one long enough to resolve the friction forces
+    (:data:`belt_fmu.model.integrator.TRIAL_STEP_FRACTION` of the nominal step at least),
+    stores its forces as the next step's warm start: the force over a 1e-12 s step is the
+    law's at the slip the state shows, not the sticking contacts' share of the load, and
+    would change the next full step by what one sweep leaves of its error (hub forces by
+    1e-4 relative on the built-in drive).
     """
     pulleys = p.pulleys
     crank = p.roles[0].crank if p.roles[0].crank_speed_input != 0 else -1  # the pulley of infinite inertia
@@ -443,7 +450,8 @@ def friction_impulses(p, s, w, dt):
         mass = 1.0 / (inv_m + r * r * inv_inertia)
         f, s.slip[i, j] = implicit_friction(p.friction[0], pulleys[j].effective_mu, w.normal_force[i, j], free_slip,
                                             vt, s.friction[i, j], w.friction_work, mass, dt, s.slip[i, j])
-        s.friction_force[i, j] = f
+        if resolved:
+            s.friction_force[i, j] = f
         s.u[i, 0] += dt * f * tx * inv_m
         s.u[i, 1] += dt * f * ty * inv_m
         s.omega[j] -= dt * r * f * inv_inertia

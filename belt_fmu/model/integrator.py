@@ -139,12 +139,14 @@ def move(s, dt):
 
 
 @njit(cache=True, _nrt=False)
-def step(p, s, w, dt, crank_omega, water_pump_torque):
+def step(p, s, w, dt, crank_omega, water_pump_torque, resolved=True):
     """One step of length ``dt`` [s] of the scheme in the module docstring; ``crank_omega``
     [rad/s] is the crank's speed, CCW (global), unless the crank is torque driven (then it is
     not used). ``p`` are the drive's parameter records, ``s``
     its state views, ``w`` its work views. Requires valid neighbour lists
-    (:func:`belt_fmu.model.contact.rebuild_neighbour_lists`)."""
+    (:func:`belt_fmu.model.contact.rebuild_neighbour_lists`). ``resolved``: the step is long
+    enough to resolve the friction forces, which then become the next step's warm start
+    (:func:`belt_fmu.model.friction.friction_impulses`)."""
     belt = p.belt[0]
     update_pulley_centers(p, s, w)  # the tensioner pulley rides on its arm
     if p.roles[0].crank_speed_input != 0:
@@ -162,7 +164,7 @@ def step(p, s, w, dt, crank_omega, water_pump_torque):
         implicit_belt_correction(belt, s, w, dt)
     else:
         implicit_axial_correction(belt, s, w, dt)
-    friction_impulses(p, s, w, dt)
+    friction_impulses(p, s, w, dt, resolved)
     advance_arm(p, s, w, dt)  # the arm's rate and angle, from this step's hub load
 
     move(s, dt)  # new positions from the new velocities
@@ -187,7 +189,7 @@ def health(p, s, w):
 
 
 @njit(cache=True, _nrt=False)
-def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque):
+def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved=True):
     """Take ``n_steps`` steps of ``dt`` with constant inputs.
 
     Returns (status, steps taken): the run stops at the first check that finds a
@@ -198,7 +200,7 @@ def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque):
     for k in range(n_steps):
         if w.rebuild_countdown[0] <= 0:
             rebuild_neighbour_lists(p, s, w, dt)
-        step(p, s, w, dt, crank_omega, water_pump_torque)
+        step(p, s, w, dt, crank_omega, water_pump_torque, resolved)
         w.rebuild_countdown[0] -= 1
         if (k + 1) % HEALTH_CHECK_INTERVAL == 0 or k == n_steps - 1:
             status = health(p, s, w)
@@ -226,7 +228,8 @@ def _equal(a, b):
 
 
 @njit(cache=True, _nrt=False)
-def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start, trial_countdown):
+def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start, trial_countdown,
+        resolved):
     """:func:`advance` on a drive's state ``y`` (``s`` its views, ``w`` those of its work
     buffers) for a communication step (:func:`communicate`).
 
@@ -244,9 +247,9 @@ def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_
         w.rebuild_countdown[0] = trial_countdown - 1
         if n_steps == 1:
             return health(parameters, s, w), 1
-        status, taken = advance(parameters, s, w, n_steps - 1, dt, crank_omega, water_pump_torque)
+        status, taken = advance(parameters, s, w, n_steps - 1, dt, crank_omega, water_pump_torque, resolved)
         return status, taken + 1
-    return advance(parameters, s, w, n_steps, dt, crank_omega, water_pump_torque)
+    return advance(parameters, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved)
 
 
 @njit(cache=True, _nrt=False)
@@ -314,7 +317,8 @@ def communicate(y, work, index_work, parameters, trial_y, trial_start, control, 
     ``control[TRIAL_TAKEN]`` when it changes them.
     """
     nominal = control[NOMINAL_DT]
-    output_dt = dt if dt >= TRIAL_STEP_FRACTION * nominal else nominal
+    resolved = dt >= TRIAL_STEP_FRACTION * nominal
+    output_dt = dt if resolved else nominal
     countdown = 0
     if (control[TRIAL_TAKEN] != 0.0 and control[TRIAL_CRANK_OMEGA] == crank_omega
             and control[TRIAL_PUMP_TORQUE] == water_pump_torque and control[TRIAL_DT] == output_dt
@@ -327,7 +331,7 @@ def communicate(y, work, index_work, parameters, trial_y, trial_start, control, 
     control[TRIAL_TAKEN] = 0.0
     s, w = unpack(parameters, y, work, index_work)
     status, taken = run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
-                        countdown)
+                        countdown, resolved)
     if status == OK and runaway(parameters, s):
         status = RUNAWAY
     return status, taken
