@@ -369,6 +369,15 @@ def _upper(work, n, e, two_bending):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _negated_upper(work, n, e, two_bending):
+    """``-A[e, e+1]`` (:func:`_upper`), row-major."""
+    sx = _get(work, n, _Q + 3, e)
+    sy = _get(work, n, _Q + 4, e)
+    qxy = _get(work, n, _Q + 1, e)
+    return (_get(work, n, _Q, e), qxy, -sx, qxy, _get(work, n, _Q + 2, e), -sy, sx, sy, -two_bending)
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _diagonal(work, n, h, i, m, rotational):
     """``A[i, i]`` (xx, xy, xphi, yy, yphi, phiphi) from element h = i - 1 (node i its end b)
     and element i (its end a); ``rotational`` = J + 8 a_bending."""
@@ -401,6 +410,20 @@ def _symmetric_inverse(a0, a1, a2, a4, a5, a8):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _adjugate(a0, a1, a2, a4, a5, a8):
+    """Adjugate (six distinct entries, :func:`_symmetric_inverse`'s order) and reciprocal
+    determinant of the symmetric 3x3 matrix [[a0 a1 a2] [a1 a4 a5] [a2 a5 a8]], apart: the
+    division need not delay what needs only the adjugate."""
+    c00 = a4 * a8 - a5 * a5
+    c01 = a2 * a5 - a1 * a8
+    c02 = a1 * a5 - a2 * a4
+    c11 = a0 * a8 - a2 * a2
+    c12 = a1 * a2 - a0 * a5
+    c22 = a0 * a4 - a1 * a1
+    return (c00, c01, c02, c11, c12, c22), 1.0 / (a0 * c00 + a1 * c01 + a2 * c02)
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _symmetric_product(s, b):
     """``S b`` for the symmetric S of six entries (:func:`_symmetric_inverse`) and a row-major 9-tuple b."""
     s0, s1, s2, s4, s5, s8 = s
@@ -414,6 +437,21 @@ def _symmetric_apply(s, x, y, z):
     """``S (x, y, z)`` for the symmetric S of six entries."""
     s0, s1, s2, s4, s5, s8 = s
     return s0 * x + s1 * y + s2 * z, s1 * x + s4 * y + s5 * z, s2 * x + s5 * y + s8 * z
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _scale6(a, c):
+    return a[0] * c, a[1] * c, a[2] * c, a[3] * c, a[4] * c, a[5] * c
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _scale9(a, c):
+    return a[0] * c, a[1] * c, a[2] * c, a[3] * c, a[4] * c, a[5] * c, a[6] * c, a[7] * c, a[8] * c
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _transpose(a):
+    return a[0], a[3], a[6], a[1], a[4], a[7], a[2], a[5], a[8]
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -444,6 +482,18 @@ def _transposed_apply(a, x, y, z):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _chain_step(adjugate, reciprocal, coupling, border, r):
+    """One step of a recurrence of :func:`implicit_belt_correction` from pivot node p to the
+    next node q: ``W = S_p^-1 A[p, q]``, ``A[q, p] W`` (six entries), ``W^T F_p``, ``W^T r'_p``,
+    with ``S_p^-1`` as its adjugate times ``reciprocal`` (1 / det) and ``coupling = A[p, q]``;
+    only the scalings wait for the division."""
+    v = _symmetric_product(adjugate, coupling)
+    wm = _scale9(v, reciprocal)
+    return (wm, _scale6(_congruence(coupling, v), reciprocal), _transposed_product(wm, border),
+            _transposed_apply(wm, r[0], r[1], r[2]))
+
+
+@njit(cache=True, _nrt=False, error_model="numpy", fastmath={"contract"})
 def implicit_belt_correction(belt, s, w, dt):
     """Make the belt's elastic and Kelvin-Voigt forces, axial, bending and shear, linearly
     implicit (backward Euler in frozen element frames) by correcting the node velocities
@@ -524,37 +574,86 @@ def implicit_belt_correction(belt, s, w, dt):
                      c_bending)
     _element_rhs(u, force, direction, load, work, n, last, U0, dt, dt_m, dt_j, h_axial, c_axial, h_bending, c_bending)
 
-    # the recurrence along the chain 1..n-1: pivots S_i (stored inverted), W_i, the border F_i, r'_i
+    # the diagonal blocks A[i, i] into the columns of S_i^-1, the right-hand sides into r'_i (vectorized)
+    for i in range(U1, n):
+        _set6(work, n, _S, i, _diagonal(work, n, i - U1, i, m, rotational))
+        _set3(work, n, _R, i, _node_rhs(work, n, i - U1, i))
+
+    # the two recurrences, 1 -> mid and n-1 -> mid, interleaved: pivots S_i (stored inverted),
+    # W_i, the border F_i, r'_i
+    mid = n >> U1
     upper = _upper(work, n, U0, two_bending)  # A[0, 1]
-    border = (upper[0], upper[3], upper[6], upper[1], upper[4], upper[7], upper[2], upper[5], upper[8])  # A[1, 0]
-    d = _diagonal(work, n, U0, U1, m, rotational)
-    s_inverse = _symmetric_inverse(d[0], d[1], d[2], d[3], d[4], d[5])
-    r = _node_rhs(work, n, U0, U1)
-    _set9(work, n, _F, U1, border)
-    _set3(work, n, _R, U1, r)
-    _set6(work, n, _S, U1, s_inverse)
-    for i in range(U2, n):
+    f_border = _transpose(upper)  # A[1, 0]
+    d = _get6(work, n, _S, U1)
+    f_adjugate, f_reciprocal = _adjugate(d[0], d[1], d[2], d[3], d[4], d[5])
+    f_r = _get3(work, n, _R, U1)
+    _set9(work, n, _F, U1, f_border)
+    _set6(work, n, _S, U1, _scale6(f_adjugate, f_reciprocal))
+    b_border = _upper(work, n, last, two_bending)  # A[n-1, 0]
+    d = _get6(work, n, _S, last)
+    b_adjugate, b_reciprocal = _adjugate(d[0], d[1], d[2], d[3], d[4], d[5])
+    b_r = _get3(work, n, _R, last)
+    _set9(work, n, _F, last, b_border)
+    _set6(work, n, _S, last, _scale6(b_adjugate, b_reciprocal))
+    for i in range(U2, mid):
+        # forward: pivot h = i - 1, coupling A[h, i] = U_h
         h = i - U1
-        upper = _upper(work, n, h, two_bending)  # U_{i-1}
-        wm = _symmetric_product(s_inverse, upper)
+        wm, k, fc, rc = _chain_step(f_adjugate, f_reciprocal, _negated_upper(work, n, h, two_bending), f_border, f_r)
         _set9(work, n, _W, h, wm)
-        k = _congruence(upper, wm)  # U^T S^-1 U
-        d = _diagonal(work, n, h, i, m, rotational)
-        border = _transposed_product(wm, border)
-        border = (-border[0], -border[1], -border[2], -border[3], -border[4], -border[5], -border[6], -border[7],
-                  -border[8])
-        if i == last:
-            corner = _upper(work, n, last, two_bending)  # A[n-1, 0]
-            border = (border[0] + corner[0], border[1] + corner[1], border[2] + corner[2], border[3] + corner[3],
-                      border[4] + corner[4], border[5] + corner[5], border[6] + corner[6], border[7] + corner[7],
-                      border[8] + corner[8])
-        rhs = _node_rhs(work, n, h, i)
-        wr = _transposed_apply(wm, r[0], r[1], r[2])
-        r = (rhs[0] - wr[0], rhs[1] - wr[1], rhs[2] - wr[2])
-        s_inverse = _symmetric_inverse(d[0] - k[0], d[1] - k[1], d[2] - k[2], d[3] - k[3], d[4] - k[4], d[5] - k[5])
-        _set9(work, n, _F, i, border)
-        _set3(work, n, _R, i, r)
-        _set6(work, n, _S, i, s_inverse)
+        d = _get6(work, n, _S, i)
+        rhs = _get3(work, n, _R, i)
+        f_border = fc
+        f_r = (rhs[0] + rc[0], rhs[1] + rc[1], rhs[2] + rc[2])
+        f_adjugate, f_reciprocal = _adjugate(d[0] - k[0], d[1] - k[1], d[2] - k[2], d[3] - k[3], d[4] - k[4],
+                                             d[5] - k[5])
+        _set9(work, n, _F, i, f_border)
+        _set3(work, n, _R, i, f_r)
+        _set6(work, n, _S, i, _scale6(f_adjugate, f_reciprocal))
+        # backward: pivot p = j + 1, coupling A[p, j] = U_j^T
+        j = n - i
+        p = j + U1
+        wm, k, fc, rc = _chain_step(b_adjugate, b_reciprocal, _transpose(_negated_upper(work, n, j, two_bending)), b_border,
+                                    b_r)
+        _set9(work, n, _W, p, wm)
+        d = _get6(work, n, _S, j)
+        rhs = _get3(work, n, _R, j)
+        b_border = fc
+        b_r = (rhs[0] + rc[0], rhs[1] + rc[1], rhs[2] + rc[2])
+        b_adjugate, b_reciprocal = _adjugate(d[0] - k[0], d[1] - k[1], d[2] - k[2], d[3] - k[3], d[4] - k[4],
+                                             d[5] - k[5])
+        _set9(work, n, _F, j, b_border)
+        _set3(work, n, _R, j, b_r)
+        _set6(work, n, _S, j, _scale6(b_adjugate, b_reciprocal))
+    if n & U1:  # odd n: the backward recurrence has one node more
+        j = mid + U1
+        p = j + U1
+        wm, k, fc, rc = _chain_step(b_adjugate, b_reciprocal, _transpose(_negated_upper(work, n, j, two_bending)), b_border,
+                                    b_r)
+        _set9(work, n, _W, p, wm)
+        d = _get6(work, n, _S, j)
+        rhs = _get3(work, n, _R, j)
+        b_border = fc
+        b_r = (rhs[0] + rc[0], rhs[1] + rc[1], rhs[2] + rc[2])
+        b_adjugate, b_reciprocal = _adjugate(d[0] - k[0], d[1] - k[1], d[2] - k[2], d[3] - k[3], d[4] - k[4],
+                                             d[5] - k[5])
+        _set9(work, n, _F, j, b_border)
+        _set3(work, n, _R, j, b_r)
+        _set6(work, n, _S, j, _scale6(b_adjugate, b_reciprocal))
+    # the middle node closes both: S_mid = D_mid - U^T W (from node mid - 1) - U W' (from mid + 1)
+    h = mid - U1
+    wm, k, fc, rc = _chain_step(f_adjugate, f_reciprocal, _negated_upper(work, n, h, two_bending), f_border, f_r)
+    _set9(work, n, _W, h, wm)
+    p = mid + U1
+    wm, kb, fcb, rcb = _chain_step(b_adjugate, b_reciprocal, _transpose(_negated_upper(work, n, mid, two_bending)),
+                                   b_border, b_r)
+    _set9(work, n, _W, p, wm)
+    d = _get6(work, n, _S, mid)
+    rhs = _get3(work, n, _R, mid)
+    _set9(work, n, _F, mid, (fc[0] + fcb[0], fc[1] + fcb[1], fc[2] + fcb[2], fc[3] + fcb[3], fc[4] + fcb[4], fc[5] + fcb[5],
+                             fc[6] + fcb[6], fc[7] + fcb[7], fc[8] + fcb[8]))
+    _set3(work, n, _R, mid, (rhs[0] + rc[0] + rcb[0], rhs[1] + rc[1] + rcb[1], rhs[2] + rc[2] + rcb[2]))
+    _set6(work, n, _S, mid, _symmetric_inverse(d[0] - k[0] - kb[0], d[1] - k[1] - kb[1], d[2] - k[2] - kb[2],
+                                               d[3] - k[3] - kb[3], d[4] - k[4] - kb[4], d[5] - k[5] - kb[5]))
 
     # S_i^-1 F_i, by columns, and the border's terms F_i^T S_i^-1 F_i, F_i^T S_i^-1 r'_i (vectorized loops)
     for c in range(3):
@@ -597,19 +696,38 @@ def implicit_belt_correction(belt, s, w, dt):
         _set3(work, n, _R, i, (y[0] - (phi[0] * x0 + phi[1] * x1 + phi[2] * x2),
                                y[1] - (phi[3] * x0 + phi[4] * x1 + phi[5] * x2),
                                y[2] - (phi[6] * x0 + phi[7] * x1 + phi[8] * x2)))
-    a, b, c = _get3(work, n, _R, last)
-    u[U3 * last] += a
-    u[U3 * last + U1] += b
-    u[U3 * last + U2] += c
-    for back in range(U1, last):
-        i = last - back
+    # the back substitution, from the middle outward: x_i = y_i - W_i x_{i+1} below it,
+    # x_j = y_j - W_j x_{j-1} above it (two independent recurrences, interleaved)
+    a, b, c = _get3(work, n, _R, mid)
+    u[U3 * mid] += a
+    u[U3 * mid + U1] += b
+    u[U3 * mid + U2] += c
+    e, f, g = a, b, c
+    for k in range(U1, mid):
+        i = mid - k
         wm = _get9(work, n, _W, i)
-        a, b, c = (_get(work, n, _R, i) - (wm[0] * a + wm[1] * b + wm[2] * c),
-                   _get(work, n, _R + 1, i) - (wm[3] * a + wm[4] * b + wm[5] * c),
-                   _get(work, n, _R + 2, i) - (wm[6] * a + wm[7] * b + wm[8] * c))
+        a, b, c = (_get(work, n, _R, i) + (wm[0] * a + wm[1] * b + wm[2] * c),
+                   _get(work, n, _R + 1, i) + (wm[3] * a + wm[4] * b + wm[5] * c),
+                   _get(work, n, _R + 2, i) + (wm[6] * a + wm[7] * b + wm[8] * c))
         u[U3 * i] += a
         u[U3 * i + U1] += b
         u[U3 * i + U2] += c
+        j = mid + k
+        wm = _get9(work, n, _W, j)
+        e, f, g = (_get(work, n, _R, j) + (wm[0] * e + wm[1] * f + wm[2] * g),
+                   _get(work, n, _R + 1, j) + (wm[3] * e + wm[4] * f + wm[5] * g),
+                   _get(work, n, _R + 2, j) + (wm[6] * e + wm[7] * f + wm[8] * g))
+        u[U3 * j] += e
+        u[U3 * j + U1] += f
+        u[U3 * j + U2] += g
+    if n & U1:  # odd n: node n - 1 is left
+        wm = _get9(work, n, _W, last)
+        e, f, g = (_get(work, n, _R, last) + (wm[0] * e + wm[1] * f + wm[2] * g),
+                   _get(work, n, _R + 1, last) + (wm[3] * e + wm[4] * f + wm[5] * g),
+                   _get(work, n, _R + 2, last) + (wm[6] * e + wm[7] * f + wm[8] * g))
+        u[U3 * last] += e
+        u[U3 * last + U1] += f
+        u[U3 * last + U2] += g
     u[0] += x0
     u[1] += x1
     u[2] += x2
