@@ -483,14 +483,45 @@ def _transposed_apply(a, x, y, z):
 
 @njit(cache=True, _nrt=False, inline="always")
 def _chain_step(adjugate, reciprocal, coupling, border, r):
-    """One step of a recurrence of :func:`implicit_belt_correction` from pivot node p to the
-    next node q: ``W = S_p^-1 A[p, q]``, ``A[q, p] W`` (six entries), ``W^T F_p``, ``W^T r'_p``,
-    with ``S_p^-1`` as its adjugate times ``reciprocal`` (1 / det) and ``coupling = A[p, q]``;
-    only the scalings wait for the division."""
+    """The products of one elimination step of :func:`implicit_belt_correction` from pivot
+    node p to the next node q, given ``coupling = -A[p, q]`` and ``S_p^-1`` as its adjugate
+    and ``reciprocal`` = 1 / det(S_p): ``-W_p = -S_p^-1 A[p, q]``, ``A[q, p] S_p^-1 A[p, q]``
+    (six entries), ``-W_p^T F_p`` and ``-W_p^T r'_p``. Only the scalings by ``reciprocal`` wait
+    for the division, which is thus off the recurrence's critical path."""
     v = _symmetric_product(adjugate, coupling)
     wm = _scale9(v, reciprocal)
     return (wm, _scale6(_congruence(coupling, v), reciprocal), _transposed_product(wm, border),
             _transposed_apply(wm, r[0], r[1], r[2]))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _first_pivot(work, n, i, border):
+    """The first node i of a recurrence of :func:`implicit_belt_correction`: ``S_i = D_i`` (its
+    adjugate and 1 / det, stored apart), ``F_i = border``, ``r'_i = r_i``."""
+    d = _get6(work, n, _S, i)
+    adjugate, reciprocal = _adjugate(d[0], d[1], d[2], d[3], d[4], d[5])
+    _set9(work, n, _F, i, border)
+    _set6(work, n, _S, i, adjugate)
+    _set(work, n, _G, i, reciprocal)
+    return adjugate, reciprocal, _get3(work, n, _R, i)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _pivot_step(work, n, pivot, i, coupling, adjugate, reciprocal, border, r):
+    """One step of a recurrence of :func:`implicit_belt_correction`, from the pivot node to
+    node i (``coupling = -A[pivot, i]``): stores ``-W`` of the pivot and ``F_i``, ``r'_i`` and
+    the adjugate and 1 / det of ``S_i``, and returns the last three."""
+    wm, k, fc, rc = _chain_step(adjugate, reciprocal, coupling, border, r)
+    _set9(work, n, _W, pivot, wm)
+    d = _get6(work, n, _S, i)
+    rhs = _get3(work, n, _R, i)
+    r = (rhs[0] + rc[0], rhs[1] + rc[1], rhs[2] + rc[2])
+    adjugate, reciprocal = _adjugate(d[0] - k[0], d[1] - k[1], d[2] - k[2], d[3] - k[3], d[4] - k[4], d[5] - k[5])
+    _set9(work, n, _F, i, fc)
+    _set3(work, n, _R, i, r)
+    _set6(work, n, _S, i, adjugate)
+    _set(work, n, _G, i, reciprocal)
+    return adjugate, reciprocal, fc, r
 
 
 @njit(cache=True, _nrt=False, error_model="numpy", fastmath={"contract"})
@@ -574,86 +605,50 @@ def implicit_belt_correction(belt, s, w, dt):
                      c_bending)
     _element_rhs(u, force, direction, load, work, n, last, U0, dt, dt_m, dt_j, h_axial, c_axial, h_bending, c_bending)
 
-    # the diagonal blocks A[i, i] into the columns of S_i^-1, the right-hand sides into r'_i (vectorized)
+    # A[i, i] into the columns of S_i^-1, r_i into those of r'_i (a vectorized loop)
     for i in range(U1, n):
         _set6(work, n, _S, i, _diagonal(work, n, i - U1, i, m, rotational))
         _set3(work, n, _R, i, _node_rhs(work, n, i - U1, i))
 
-    # the two recurrences, 1 -> mid and n-1 -> mid, interleaved: pivots S_i (stored inverted),
-    # W_i, the border F_i, r'_i
+    # the two recurrences, 1 -> mid - 1 and n - 1 -> mid + 1, in step (independent: the
+    # out-of-order core overlaps them), then both into the middle node
     mid = n >> U1
-    upper = _upper(work, n, U0, two_bending)  # A[0, 1]
-    f_border = _transpose(upper)  # A[1, 0]
-    d = _get6(work, n, _S, U1)
-    f_adjugate, f_reciprocal = _adjugate(d[0], d[1], d[2], d[3], d[4], d[5])
-    f_r = _get3(work, n, _R, U1)
-    _set9(work, n, _F, U1, f_border)
-    _set6(work, n, _S, U1, _scale6(f_adjugate, f_reciprocal))
-    b_border = _upper(work, n, last, two_bending)  # A[n-1, 0]
-    d = _get6(work, n, _S, last)
-    b_adjugate, b_reciprocal = _adjugate(d[0], d[1], d[2], d[3], d[4], d[5])
-    b_r = _get3(work, n, _R, last)
-    _set9(work, n, _F, last, b_border)
-    _set6(work, n, _S, last, _scale6(b_adjugate, b_reciprocal))
+    f_border = _transpose(_upper(work, n, U0, two_bending))  # F_1 = A[1, 0]
+    f_adjugate, f_reciprocal, f_r = _first_pivot(work, n, U1, f_border)
+    b_border = _upper(work, n, last, two_bending)  # F_{n-1} = A[n-1, 0]
+    b_adjugate, b_reciprocal, b_r = _first_pivot(work, n, last, b_border)
     for i in range(U2, mid):
-        # forward: pivot h = i - 1, coupling A[h, i] = U_h
         h = i - U1
-        wm, k, fc, rc = _chain_step(f_adjugate, f_reciprocal, _negated_upper(work, n, h, two_bending), f_border, f_r)
-        _set9(work, n, _W, h, wm)
-        d = _get6(work, n, _S, i)
-        rhs = _get3(work, n, _R, i)
-        f_border = fc
-        f_r = (rhs[0] + rc[0], rhs[1] + rc[1], rhs[2] + rc[2])
-        f_adjugate, f_reciprocal = _adjugate(d[0] - k[0], d[1] - k[1], d[2] - k[2], d[3] - k[3], d[4] - k[4],
-                                             d[5] - k[5])
-        _set9(work, n, _F, i, f_border)
-        _set3(work, n, _R, i, f_r)
-        _set6(work, n, _S, i, _scale6(f_adjugate, f_reciprocal))
-        # backward: pivot p = j + 1, coupling A[p, j] = U_j^T
+        f_adjugate, f_reciprocal, f_border, f_r = _pivot_step(  # from h to i = h + 1, coupling U_h
+            work, n, h, i, _negated_upper(work, n, h, two_bending), f_adjugate, f_reciprocal, f_border, f_r)
         j = n - i
-        p = j + U1
-        wm, k, fc, rc = _chain_step(b_adjugate, b_reciprocal, _transpose(_negated_upper(work, n, j, two_bending)), b_border,
-                                    b_r)
-        _set9(work, n, _W, p, wm)
-        d = _get6(work, n, _S, j)
-        rhs = _get3(work, n, _R, j)
-        b_border = fc
-        b_r = (rhs[0] + rc[0], rhs[1] + rc[1], rhs[2] + rc[2])
-        b_adjugate, b_reciprocal = _adjugate(d[0] - k[0], d[1] - k[1], d[2] - k[2], d[3] - k[3], d[4] - k[4],
-                                             d[5] - k[5])
-        _set9(work, n, _F, j, b_border)
-        _set3(work, n, _R, j, b_r)
-        _set6(work, n, _S, j, _scale6(b_adjugate, b_reciprocal))
-    if n & U1:  # odd n: the backward recurrence has one node more
+        b_adjugate, b_reciprocal, b_border, b_r = _pivot_step(  # from j + 1 to j, coupling U_j^T
+            work, n, j + U1, j, _transpose(_negated_upper(work, n, j, two_bending)), b_adjugate, b_reciprocal,
+            b_border, b_r)
+    if n & U1:  # odd n: the backward recurrence has one node more, mid + 1
         j = mid + U1
-        p = j + U1
-        wm, k, fc, rc = _chain_step(b_adjugate, b_reciprocal, _transpose(_negated_upper(work, n, j, two_bending)), b_border,
-                                    b_r)
-        _set9(work, n, _W, p, wm)
-        d = _get6(work, n, _S, j)
-        rhs = _get3(work, n, _R, j)
-        b_border = fc
-        b_r = (rhs[0] + rc[0], rhs[1] + rc[1], rhs[2] + rc[2])
-        b_adjugate, b_reciprocal = _adjugate(d[0] - k[0], d[1] - k[1], d[2] - k[2], d[3] - k[3], d[4] - k[4],
-                                             d[5] - k[5])
-        _set9(work, n, _F, j, b_border)
-        _set3(work, n, _R, j, b_r)
-        _set6(work, n, _S, j, _scale6(b_adjugate, b_reciprocal))
-    # the middle node closes both: S_mid = D_mid - U^T W (from node mid - 1) - U W' (from mid + 1)
+        b_adjugate, b_reciprocal, b_border, b_r = _pivot_step(
+            work, n, j + U1, j, _transpose(_negated_upper(work, n, j, two_bending)), b_adjugate, b_reciprocal,
+            b_border, b_r)
     h = mid - U1
     wm, k, fc, rc = _chain_step(f_adjugate, f_reciprocal, _negated_upper(work, n, h, two_bending), f_border, f_r)
     _set9(work, n, _W, h, wm)
-    p = mid + U1
     wm, kb, fcb, rcb = _chain_step(b_adjugate, b_reciprocal, _transpose(_negated_upper(work, n, mid, two_bending)),
                                    b_border, b_r)
-    _set9(work, n, _W, p, wm)
+    _set9(work, n, _W, mid + U1, wm)
     d = _get6(work, n, _S, mid)
     rhs = _get3(work, n, _R, mid)
-    _set9(work, n, _F, mid, (fc[0] + fcb[0], fc[1] + fcb[1], fc[2] + fcb[2], fc[3] + fcb[3], fc[4] + fcb[4], fc[5] + fcb[5],
-                             fc[6] + fcb[6], fc[7] + fcb[7], fc[8] + fcb[8]))
+    _set9(work, n, _F, mid, (fc[0] + fcb[0], fc[1] + fcb[1], fc[2] + fcb[2], fc[3] + fcb[3], fc[4] + fcb[4],
+                             fc[5] + fcb[5], fc[6] + fcb[6], fc[7] + fcb[7], fc[8] + fcb[8]))
     _set3(work, n, _R, mid, (rhs[0] + rc[0] + rcb[0], rhs[1] + rc[1] + rcb[1], rhs[2] + rc[2] + rcb[2]))
-    _set6(work, n, _S, mid, _symmetric_inverse(d[0] - k[0] - kb[0], d[1] - k[1] - kb[1], d[2] - k[2] - kb[2],
-                                               d[3] - k[3] - kb[3], d[4] - k[4] - kb[4], d[5] - k[5] - kb[5]))
+    adjugate, reciprocal = _adjugate(d[0] - k[0] - kb[0], d[1] - k[1] - kb[1], d[2] - k[2] - kb[2],
+                                     d[3] - k[3] - kb[3], d[4] - k[4] - kb[4], d[5] - k[5] - kb[5])
+    _set6(work, n, _S, mid, adjugate)
+    _set(work, n, _G, mid, reciprocal)
+
+    # S_i^-1 = adj(S_i) / det(S_i) (vectorized: out of the recurrences)
+    for i in range(U1, n):
+        _set6(work, n, _S, i, _scale6(_get6(work, n, _S, i), _get(work, n, _G, i)))
 
     # S_i^-1 F_i, by columns, and the border's terms F_i^T S_i^-1 F_i, F_i^T S_i^-1 r'_i (vectorized loops)
     for c in range(3):
