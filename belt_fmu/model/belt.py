@@ -255,9 +255,10 @@ def transverse_damping(belt, s, w):
 #: ``w.implicit_work`` as a structure of arrays (:func:`implicit_belt_correction`), entry k of
 #: node or element i at ``k n + i``: element i's matrix entries Q_xx, Q_xy, Q_yy, s_x, s_y (5,
 #: times dt, see the docstring), its right-hand side shares (4: x, y on node i, the negated
-#: ones on i+1; phi on node i, on node i+1), then per node the elimination's W_i (9, row-major),
-#: F_i (9), r'_i (3, overwritten by S_i^-1 (r'_i - F_i x_0)), S_i^-1 (6: xx xy xphi yy yphi
-#: phiphi), S_i^-1 F_i (9), F_i^T S_i^-1 F_i (6) and F_i^T S_i^-1 r'_i (3)
+#: ones on i+1; phi on node i, on node i+1), then per node the elimination's -W_i (9,
+#: row-major), F_i (9), r'_i (3; before, r_i; after, S_i^-1 (r'_i - F_i x_0)), S_i^-1 (6: xx
+#: xy xphi yy yphi phiphi; before, A[i, i], then the adjugate of S_i), S_i^-1 F_i (9),
+#: F_i^T S_i^-1 F_i (6; its first column holds 1 / det(S_i) before) and F_i^T S_i^-1 r'_i (3)
 _Q, _SHARE, _W, _F, _R, _S, _PHI, _G, _GR = 0, 5, 9, 18, 27, 30, 36, 45, 51
 IMPLICIT_COLUMNS = 54
 
@@ -524,6 +525,24 @@ def _pivot_step(work, n, pivot, i, coupling, adjugate, reciprocal, border, r):
     return adjugate, reciprocal, fc, r
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _back_step(work, n, p, x):
+    """``x_p = y_p + (-W_p) x`` (back substitution of :func:`implicit_belt_correction`), y_p in
+    the columns of r'."""
+    wm = _get9(work, n, _W, p)
+    return (_get(work, n, _R, p) + (wm[0] * x[0] + wm[1] * x[1] + wm[2] * x[2]),
+            _get(work, n, _R + 1, p) + (wm[3] * x[0] + wm[4] * x[1] + wm[5] * x[2]),
+            _get(work, n, _R + 2, p) + (wm[6] * x[0] + wm[7] * x[1] + wm[8] * x[2]))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _add3(u, i, x):
+    """Node i's velocities ``u`` (flat) += x."""
+    u[U3 * i] += x[0]
+    u[U3 * i + U1] += x[1]
+    u[U3 * i + U2] += x[2]
+
+
 @njit(cache=True, _nrt=False, error_model="numpy", fastmath={"contract"})
 def implicit_belt_correction(belt, s, w, dt):
     """Make the belt's elastic and Kelvin-Voigt forces, axial, bending and shear, linearly
@@ -554,27 +573,41 @@ def implicit_belt_correction(belt, s, w, dt):
     (the Euler-Bernoulli frame element's 12, 6 l, 4 l^2, 2 l^2 pattern, [Scania thesis]
     eq. 3.28). The matrix is symmetric positive definite and 3x3-block cyclic tridiagonal;
     it is solved exactly in O(n) by block Gaussian elimination ([Golub and Van Loan 2013]
-    4.5) with node 0 ordered last, so that the loop is the chain 1..n-1 with a border
-    (an arrowhead): with ``U_i = A[i, i+1]``, ``D_i = A[i, i]``,
+    4.5) in a twisted order ([Parlett and Dhillon 1997]: a tridiagonal matrix eliminated from
+    both ends toward a chosen row): the chain 1..mid-1 forward and the chain n-1..mid+1
+    backward (``mid = n // 2``, n >= 4), then the middle node, then node 0, the border of both
+    (an arrowhead). With ``D_i = A[i, i]`` and, from a pivot p to the next node q (q = p + 1
+    in the forward chain, p - 1 in the backward one),
 
-        S_1 = D_1,  S_i = D_i - U_{i-1}^T W_{i-1},  W_i = S_i^-1 U_i       (the chain's pivots)
-        F_1 = A[1, 0],  F_i = -W_{i-1}^T F_{i-1} (+ A[n-1, 0] at i = n-1)  (the border)
-        r'_1 = r_1,  r'_i = r_i - W_{i-1}^T r'_{i-1}
+        S_q = D_q - A[q, p] W_p,  W_p = S_p^-1 A[p, q]          (the pivots; S = D at 1, n-1)
+        F_q = -W_p^T F_p,  F_1 = A[1, 0],  F_{n-1} = A[n-1, 0]   (the border)
+        r'_q = r_q - W_p^T r'_p,  r'_1 = r_1,  r'_{n-1} = r_{n-1}
+
+    the middle node taking both chains' terms (``S_mid = D_mid - A[mid, mid-1] W_{mid-1} -
+    A[mid, mid+1] W_{mid+1}``, F and r' likewise), then
+
         S_0 = D_0 - sum_i F_i^T S_i^-1 F_i,  x_0 = S_0^-1 (r_0 - sum_i F_i^T S_i^-1 r'_i)
-        x_i = S_i^-1 (r'_i - F_i x_0) - W_i x_{i+1}                        (back substitution)
+        x_mid = S_mid^-1 (r'_mid - F_mid x_0)
+        x_p = S_p^-1 (r'_p - F_p x_0) - W_p x_q                 (back substitution, outward)
 
     The step is then limited by neither the axial wave speed nor the bending rotation and
     shear modes, whose frequencies grow as 1/l0 and 1/l0^2 (:mod:`belt_fmu.model.stability`).
 
-    Cost: the pivots, the border and ``r'`` form one sequential recurrence (about a hundred
-    multiplies per node, the multiply units' throughput its bound); everything that does not
-    depend on the previous node (the element matrices and right-hand sides, ``S_i^-1 F_i``
-    and the border's sums, ``S_i^-1 (r'_i - F_i x_0)``) is in separate loops over the nodes,
-    which the compiler vectorizes. For that ``w.implicit_work`` is used as a structure of
-    arrays (:data:`IMPLICIT_COLUMNS` arrays of n, entry k of node i at ``k n + i``). This
-    replaced a block Thomas sweep closed by the Woodbury identity (three extra right-hand
-    sides through both sweeps): 30.5 -> 24.2 us per solve at 600 elements, equal to rounding
-    (relative difference 3e-14).
+    Cost: the pivots, the border and ``r'`` are two sequential recurrences (about a hundred
+    multiplies per node each, fused multiply-adds: compiled with ``fastmath={"contract"}``),
+    in step in one loop so that the out-of-order core overlaps their dependency chains; the
+    pivots are kept as adjugate and ``1 / det`` apart, so the division is off the chain's
+    critical path (only the scalings of ``W`` and ``A[q, p] W`` wait for it), and ``-W`` is
+    stored (no negations). The multiply units' throughput is the recurrences' bound (about
+    110 multiplies or fused multiply-adds per node, on two units). Everything that does not
+    depend on the previous node (the element matrices and right-hand sides, ``A[i, i]`` and
+    ``r_i``, ``S_i^-1 = adj / det``, ``S_i^-1 F_i`` and the border's sums, ``S_i^-1 (r'_i -
+    F_i x_0)``) is in separate loops over the nodes, which the compiler vectorizes. For that
+    ``w.implicit_work`` is used as a structure of arrays (:data:`IMPLICIT_COLUMNS` arrays of
+    n, entry k of node i at ``k n + i``). This replaced a block Thomas sweep closed by the
+    Woodbury identity (three extra right-hand sides through both sweeps): 30.5 -> 24.2 us per
+    solve at 600 elements, then the one chain 1..n-1 by the twisted order: 23.6 -> 21.2 us
+    (paired, min of 7 x 3000 solves), equal to rounding (relative difference 1e-13).
     """
     n = np.uint64(s.q.shape[0]) & INDEX_MASK  # masked: see INDEX_MASK
     u = s.u.reshape(-1)
@@ -619,10 +652,10 @@ def implicit_belt_correction(belt, s, w, dt):
     b_adjugate, b_reciprocal, b_r = _first_pivot(work, n, last, b_border)
     for i in range(U2, mid):
         h = i - U1
-        f_adjugate, f_reciprocal, f_border, f_r = _pivot_step(  # from h to i = h + 1, coupling U_h
+        f_adjugate, f_reciprocal, f_border, f_r = _pivot_step(  # from h to i = h + 1, coupling -U_h
             work, n, h, i, _negated_upper(work, n, h, two_bending), f_adjugate, f_reciprocal, f_border, f_r)
         j = n - i
-        b_adjugate, b_reciprocal, b_border, b_r = _pivot_step(  # from j + 1 to j, coupling U_j^T
+        b_adjugate, b_reciprocal, b_border, b_r = _pivot_step(  # from j + 1 to j, coupling -U_j^T
             work, n, j + U1, j, _transpose(_negated_upper(work, n, j, two_bending)), b_adjugate, b_reciprocal,
             b_border, b_r)
     if n & U1:  # odd n: the backward recurrence has one node more, mid + 1
@@ -630,6 +663,7 @@ def implicit_belt_correction(belt, s, w, dt):
         b_adjugate, b_reciprocal, b_border, b_r = _pivot_step(
             work, n, j + U1, j, _transpose(_negated_upper(work, n, j, two_bending)), b_adjugate, b_reciprocal,
             b_border, b_r)
+    # the middle node: the terms of both chains
     h = mid - U1
     wm, k, fc, rc = _chain_step(f_adjugate, f_reciprocal, _negated_upper(work, n, h, two_bending), f_border, f_r)
     _set9(work, n, _W, h, wm)
@@ -691,38 +725,20 @@ def implicit_belt_correction(belt, s, w, dt):
         _set3(work, n, _R, i, (y[0] - (phi[0] * x0 + phi[1] * x1 + phi[2] * x2),
                                y[1] - (phi[3] * x0 + phi[4] * x1 + phi[5] * x2),
                                y[2] - (phi[6] * x0 + phi[7] * x1 + phi[8] * x2)))
-    # the back substitution, from the middle outward: x_i = y_i - W_i x_{i+1} below it,
-    # x_j = y_j - W_j x_{j-1} above it (two independent recurrences, interleaved)
-    a, b, c = _get3(work, n, _R, mid)
-    u[U3 * mid] += a
-    u[U3 * mid + U1] += b
-    u[U3 * mid + U2] += c
-    e, f, g = a, b, c
+    # the back substitution from the middle node outward, x_p = y_p - W_p x_q (-W stored), the
+    # two chains in step again
+    forward = _get3(work, n, _R, mid)
+    _add3(u, mid, forward)
+    backward = forward
     for k in range(U1, mid):
         i = mid - k
-        wm = _get9(work, n, _W, i)
-        a, b, c = (_get(work, n, _R, i) + (wm[0] * a + wm[1] * b + wm[2] * c),
-                   _get(work, n, _R + 1, i) + (wm[3] * a + wm[4] * b + wm[5] * c),
-                   _get(work, n, _R + 2, i) + (wm[6] * a + wm[7] * b + wm[8] * c))
-        u[U3 * i] += a
-        u[U3 * i + U1] += b
-        u[U3 * i + U2] += c
+        forward = _back_step(work, n, i, forward)
+        _add3(u, i, forward)
         j = mid + k
-        wm = _get9(work, n, _W, j)
-        e, f, g = (_get(work, n, _R, j) + (wm[0] * e + wm[1] * f + wm[2] * g),
-                   _get(work, n, _R + 1, j) + (wm[3] * e + wm[4] * f + wm[5] * g),
-                   _get(work, n, _R + 2, j) + (wm[6] * e + wm[7] * f + wm[8] * g))
-        u[U3 * j] += e
-        u[U3 * j + U1] += f
-        u[U3 * j + U2] += g
+        backward = _back_step(work, n, j, backward)
+        _add3(u, j, backward)
     if n & U1:  # odd n: node n - 1 is left
-        wm = _get9(work, n, _W, last)
-        e, f, g = (_get(work, n, _R, last) + (wm[0] * e + wm[1] * f + wm[2] * g),
-                   _get(work, n, _R + 1, last) + (wm[3] * e + wm[4] * f + wm[5] * g),
-                   _get(work, n, _R + 2, last) + (wm[6] * e + wm[7] * f + wm[8] * g))
-        u[U3 * last] += e
-        u[U3 * last + U1] += f
-        u[U3 * last + U2] += g
+        _add3(u, last, _back_step(work, n, last, backward))
     u[0] += x0
     u[1] += x1
     u[2] += x2
