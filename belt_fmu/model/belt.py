@@ -543,6 +543,16 @@ def _add3(u, i, x):
     u[U3 * i + U2] += x[2]
 
 
+@njit(cache=True, _nrt=False, fastmath={"reassoc"})
+def _column_sum(work, n, k):
+    """Sum of column k's entries 1..n-1 (the border's terms of :func:`implicit_belt_correction`),
+    reassociated so that the compiler vectorizes it: rounding differs, not the sum."""
+    total = 0.0
+    for i in range(U1, n):
+        total += _get(work, n, k, i)
+    return total
+
+
 @njit(cache=True, _nrt=False, error_model="numpy", fastmath={"contract"})
 def implicit_belt_correction(belt, s, w, dt):
     """Make the belt's elastic and Kelvin-Voigt forces, axial, bending and shear, linearly
@@ -593,21 +603,22 @@ def implicit_belt_correction(belt, s, w, dt):
     The step is then limited by neither the axial wave speed nor the bending rotation and
     shear modes, whose frequencies grow as 1/l0 and 1/l0^2 (:mod:`belt_fmu.model.stability`).
 
-    Cost: the pivots, the border and ``r'`` are two sequential recurrences (about a hundred
-    multiplies per node each, fused multiply-adds: compiled with ``fastmath={"contract"}``),
-    in step in one loop so that the out-of-order core overlaps their dependency chains; the
-    pivots are kept as adjugate and ``1 / det`` apart, so the division is off the chain's
-    critical path (only the scalings of ``W`` and ``A[q, p] W`` wait for it), and ``-W`` is
-    stored (no negations). The multiply units' throughput is the recurrences' bound (about
-    110 multiplies or fused multiply-adds per node, on two units). Everything that does not
-    depend on the previous node (the element matrices and right-hand sides, ``A[i, i]`` and
-    ``r_i``, ``S_i^-1 = adj / det``, ``S_i^-1 F_i`` and the border's sums, ``S_i^-1 (r'_i -
-    F_i x_0)``) is in separate loops over the nodes, which the compiler vectorizes. For that
+    Cost: the pivots, the border and ``r'`` are two sequential recurrences, in step in one
+    loop so that the out-of-order core overlaps their dependency chains; the pivots are kept
+    as adjugate and ``1 / det`` apart, so the division is off the chain's critical path (only
+    the scalings of ``W`` and ``A[q, p] W`` wait for it), and ``-W`` is stored (no negations).
+    The multiply units' throughput is then the bound: about 110 multiplies or fused
+    multiply-adds per node (compiled with ``fastmath={"contract"}``) on two units. Everything
+    that does not depend on the previous node (the element matrices and right-hand sides,
+    ``A[i, i]`` and ``r_i``, ``S_i^-1 = adj / det``, ``S_i^-1 F_i``, the border's terms and
+    their sums, ``S_i^-1 (r'_i - F_i x_0)``) is in separate loops over the nodes, which the
+    compiler vectorizes (the sums reassociated, :func:`_column_sum`). For that
     ``w.implicit_work`` is used as a structure of arrays (:data:`IMPLICIT_COLUMNS` arrays of
     n, entry k of node i at ``k n + i``). This replaced a block Thomas sweep closed by the
     Woodbury identity (three extra right-hand sides through both sweeps): 30.5 -> 24.2 us per
-    solve at 600 elements, then the one chain 1..n-1 by the twisted order: 23.6 -> 21.2 us
-    (paired, min of 7 x 3000 solves), equal to rounding (relative difference 1e-13).
+    solve at 600 elements, then the one chain 1..n-1 by the twisted order: 23.5-24.0 ->
+    20.5-21.4 us (paired, min of 7 x 3000 solves, three runs), equal to rounding (relative
+    difference at most 1.2e-13 at 300, 600, 601 and 1200 elements).
     """
     n = np.uint64(s.q.shape[0]) & INDEX_MASK  # masked: see INDEX_MASK
     u = s.u.reshape(-1)
@@ -698,17 +709,10 @@ def implicit_belt_correction(belt, s, w, dt):
     for i in range(U1, n):
         r = _get3(work, n, _R, i)
         _set3(work, n, _GR, i, _transposed_apply(_get9(work, n, _PHI, i), r[0], r[1], r[2]))
-    g0 = g1 = g2 = g3 = g4 = g5 = gr0 = gr1 = gr2 = 0.0
-    for i in range(U1, n):
-        g0 += _get(work, n, _G, i)
-        g1 += _get(work, n, _G + 1, i)
-        g2 += _get(work, n, _G + 2, i)
-        g3 += _get(work, n, _G + 3, i)
-        g4 += _get(work, n, _G + 4, i)
-        g5 += _get(work, n, _G + 5, i)
-        gr0 += _get(work, n, _GR, i)
-        gr1 += _get(work, n, _GR + 1, i)
-        gr2 += _get(work, n, _GR + 2, i)
+    g0, g1, g2, g3, g4, g5 = (_column_sum(work, n, _G), _column_sum(work, n, _G + 1), _column_sum(work, n, _G + 2),
+                              _column_sum(work, n, _G + 3), _column_sum(work, n, _G + 4),
+                              _column_sum(work, n, _G + 5))
+    gr0, gr1, gr2 = _column_sum(work, n, _GR), _column_sum(work, n, _GR + 1), _column_sum(work, n, _GR + 2)
 
     # node 0 through its Schur complement S_0
     d = _diagonal(work, n, last, U0, m, rotational)
