@@ -398,21 +398,15 @@ def _node_rhs(work, n, h, i):
 
 @njit(cache=True, _nrt=False, inline="always")
 def _symmetric_inverse(a0, a1, a2, a4, a5, a8):
-    """Inverse of the symmetric 3x3 matrix [[a0 a1 a2] [a1 a4 a5] [a2 a5 a8]] by its adjugate,
-    as its six distinct entries in the same order."""
-    c00 = a4 * a8 - a5 * a5
-    c01 = a2 * a5 - a1 * a8
-    c02 = a1 * a5 - a2 * a4
-    c11 = a0 * a8 - a2 * a2
-    c12 = a1 * a2 - a0 * a5
-    c22 = a0 * a4 - a1 * a1
-    r = 1.0 / (a0 * c00 + a1 * c01 + a2 * c02)
-    return c00 * r, c01 * r, c02 * r, c11 * r, c12 * r, c22 * r
+    """Inverse of the symmetric 3x3 matrix [[a0 a1 a2] [a1 a4 a5] [a2 a5 a8]] by its adjugate
+    (:func:`_adjugate`), as its six distinct entries in the same order."""
+    adjugate, reciprocal = _adjugate(a0, a1, a2, a4, a5, a8)
+    return _scale6(adjugate, reciprocal)
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def _adjugate(a0, a1, a2, a4, a5, a8):
-    """Adjugate (six distinct entries, :func:`_symmetric_inverse`'s order) and reciprocal
+    """Adjugate (six distinct entries: xx xy xphi yy yphi phiphi) and reciprocal
     determinant of the symmetric 3x3 matrix [[a0 a1 a2] [a1 a4 a5] [a2 a5 a8]], apart: the
     division need not delay what needs only the adjugate."""
     c00 = a4 * a8 - a5 * a5
