@@ -139,7 +139,7 @@ def move(s, dt):
 
 
 @njit(cache=True, _nrt=False)
-def step(p, s, w, dt, crank_omega, water_pump_torque, resolved=True):
+def step(p, s, w, dt, crank_omega, water_pump_torque, resolved):
     """One step of length ``dt`` [s] of the scheme in the module docstring; ``crank_omega``
     [rad/s] is the crank's speed, CCW (global), unless the crank is torque driven (then it is
     not used). ``p`` are the drive's parameter records, ``s``
@@ -189,7 +189,7 @@ def health(p, s, w):
 
 
 @njit(cache=True, _nrt=False)
-def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved=True):
+def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved):
     """Take ``n_steps`` steps of ``dt`` with constant inputs.
 
     Returns (status, steps taken): the run stops at the first check that finds a
@@ -278,7 +278,7 @@ def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omeg
     if rebuild_due:
         rebuild_neighbour_lists(parameters, trial, w, dt)
     countdown = w.rebuild_countdown[0]
-    step(parameters, trial, w, dt, crank_omega, water_pump_torque)
+    step(parameters, trial, w, dt, crank_omega, water_pump_torque, True)  # dt resolves the forces (communicate)
     if rebuild_due:
         w.rebuild_countdown[0] = 0
     evaluate_outputs(parameters, s, w, outputs)
