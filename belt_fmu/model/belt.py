@@ -520,6 +520,14 @@ def _pivot_step(work, n, pivot, i, coupling, adjugate, reciprocal, border, r):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _backward_pivot_step(work, n, j, two_bending, adjugate, reciprocal, border, r):
+    """:func:`_pivot_step` of the backward recurrence, from node j + 1 to node j (coupling
+    ``-A[j+1, j] = -U_j^T``)."""
+    return _pivot_step(work, n, j + U1, j, _transpose(_negated_upper(work, n, j, two_bending)), adjugate, reciprocal,
+                       border, r)
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _back_step(work, n, p, x):
     """``x_p = y_p + (-W_p) x`` (back substitution of :func:`implicit_belt_correction`), y_p in
     the columns of r'."""
@@ -659,15 +667,11 @@ def implicit_belt_correction(belt, s, w, dt):
         h = i - U1
         f_adjugate, f_reciprocal, f_border, f_r = _pivot_step(  # from h to i = h + 1, coupling -U_h
             work, n, h, i, _negated_upper(work, n, h, two_bending), f_adjugate, f_reciprocal, f_border, f_r)
-        j = n - i
-        b_adjugate, b_reciprocal, b_border, b_r = _pivot_step(  # from j + 1 to j, coupling -U_j^T
-            work, n, j + U1, j, _transpose(_negated_upper(work, n, j, two_bending)), b_adjugate, b_reciprocal,
-            b_border, b_r)
+        b_adjugate, b_reciprocal, b_border, b_r = _backward_pivot_step(work, n, n - i, two_bending, b_adjugate,
+                                                                       b_reciprocal, b_border, b_r)
     if n & U1:  # odd n: the backward recurrence has one node more, mid + 1
-        j = mid + U1
-        b_adjugate, b_reciprocal, b_border, b_r = _pivot_step(
-            work, n, j + U1, j, _transpose(_negated_upper(work, n, j, two_bending)), b_adjugate, b_reciprocal,
-            b_border, b_r)
+        b_adjugate, b_reciprocal, b_border, b_r = _backward_pivot_step(work, n, mid + U1, two_bending, b_adjugate,
+                                                                       b_reciprocal, b_border, b_r)
     # the middle node: the terms of both chains
     h = mid - U1
     wm, k, fc, rc = _chain_step(f_adjugate, f_reciprocal, _negated_upper(work, n, h, two_bending), f_border, f_r)
