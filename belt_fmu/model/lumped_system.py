@@ -110,6 +110,16 @@ class LumpedDrive:
         wrap = self.geometry.senses * (a["reference"] - a["reference_arrive"])
         return self.geometry.radii * np.mod(wrap, 2.0 * np.pi)
 
+    def _releases(self, tensions: np.ndarray, centrifugal: float) -> np.ndarray:
+        """Belt D_j [m] each pulley's sliding arc releases into its leaving span in steady
+        running at span tensions ``tensions`` (:func:`belt_fmu.model.lumped.arc_release`, the
+        adhesion strain the arriving span's), at the wrap angles of the geometry last placed."""
+        pulleys = self.parameters.pulleys
+        effective = tensions - centrifugal
+        ea = self.belt[0]["axial_stiffness"]
+        return np.array([lumped.arc_release(pulleys[j]["radius"], pulleys[j]["effective_mu"], self.arrays["wrap"][j],
+                                            effective[j - 1], effective[j], ea)[0] for j in range(len(tensions))])
+
     def _hub_moment(self, arm_angle: float, effective: np.ndarray) -> float:
         """Moment [N m, CCW] about the pivot of the belt's force on the tensioner pulley for
         effective span tensions ``effective`` (T - m'v^2) at this arm angle."""
@@ -138,7 +148,9 @@ class LumpedDrive:
 
         def content(arm_angle, tensions):
             strain = tensions / ea
-            return float(np.sum(self._springs(arm_angle) / (1.0 + strain) + banks / (1.0 + np.roll(strain, 1)))) - total
+            springs = self._springs(arm_angle)
+            wraps = banks / (1.0 + np.roll(strain, 1)) - self._releases(tensions, centrifugal)
+            return float(np.sum(springs / (1.0 + strain) + wraps)) - total
 
         if geom.tensioner < 0:
             def residual(level):
@@ -188,6 +200,7 @@ class LumpedDrive:
         strain = tension / ea
         v["content"][:] = springs / (1.0 + strain)
         v["wrap_content"][:] = self._installed_wraps() / (1.0 + np.roll(strain, 1))
+        v["release"][:] = self._releases(tension, mass)
         a["tension"][:] = tension
         a["belt_force"][:] = tension - np.roll(tension, 1)  # each pulley's share of the load: steady running
         crank = geom.crank
