@@ -393,7 +393,7 @@ def slip_coefficient(law, mu, slip, belt_speed):
 
 
 # ------------------------------------------------------------------------------------ the parts
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def arc_release(radius, mu, wrap, adhesion, leaving, ea):
     """(D, dD/dT_out) of a pulley's sliding arc (Firbank 1970; Johnson, "Contact mechanics",
     1985, section 8.4): the belt [m] it has released into the leaving span beyond what the wrap
@@ -412,13 +412,14 @@ def arc_release(radius, mu, wrap, adhesion, leaving, ea):
     if wrap <= 0.0:
         return 0.0, 0.0
     a = max(adhesion, 1.0)
-    rho = max(leaving, 1.0) / a
-    log = np.log(rho)
-    excess = rho - 1.0 - log  # >= 0, second order in rho - 1
+    b = max(leaving, 1.0)
+    log = np.log(b / a)
+    excess = b - a - a * log  # a (rho - 1 - ln rho) >= 0, second order in rho - 1
     if abs(log) < mu * wrap:
-        sign = 1.0 if log >= 0.0 else -1.0
-        return sign * radius * a * excess / (ea * mu), radius * abs(1.0 - 1.0 / rho) / (ea * mu)
-    return radius * a * wrap * excess / (ea * log), radius * wrap * (log - 1.0 + 1.0 / rho) / (ea * log * log)
+        scale = radius / (ea * mu)
+        return (scale if log >= 0.0 else -scale) * excess, scale * abs(b - a) / b
+    scale = radius * wrap / (ea * log)
+    return scale * excess, scale * (log - 1.0 + a / b) / log
 
 
 @njit(cache=True, inline="always")
@@ -464,14 +465,16 @@ def predict_belt(p, lb, s, w, dt):
         s.content[j] += release - s.release[j]
         s.release[j] = release
         w.tension_start[j] = w.tension[j]
+    per_content = 1.0 / (th * dt)  # a content change D - D0 acts as a flow (D - D0) / (theta dt)
     for j in range(n):
         g = w.spring_length[j]
         u = s.content[j]
-        # T = P - k (D(T) - D(T0)) - compliance (q_j - q_(j+1)) + coupling dpsi, D linear in T
-        k = (ea + ca / (th * dt)) * g / (u * u) * w.release_slope[j]
+        compliance = (ea * th * dt + ca) * g / (u * u)
+        # T = P - k (T - T0) - compliance (q_j - q_(j+1)) + coupling dpsi, k from D(T) - D(T0)
+        k = compliance * per_content * w.release_slope[j]
         f = 1.0 / (1.0 + k)
         w.predicted[j] = (ea * (g / u - 1.0) + k * w.tension[j]) * f
-        w.compliance[j] = (ea * th * dt + ca) * g / (u * u) * f
+        w.compliance[j] = compliance * f
         w.coupling[j] = (ea + ca / dt) * w.lever[j] / u * f
 
 
