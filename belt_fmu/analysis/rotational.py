@@ -25,7 +25,12 @@ and departure point on a (the arm moves the tangent points along the pulleys). T
     M x'' + C x' + K x = 0,  K = sum_i (EA/L_i) b_i b_i^T + (k_spring + sum_i T'_i dc_i/dpsi) e_psi e_psi^T
 
 with ``T'_i = T_i - m'v^2`` the span tension the pulleys feel (the centrifugal part is carried
-by the belt's own inertia on the wraps, Firbank 1970). This module is the independent reference the discretized model's
+by the belt's own inertia on the wraps, Firbank 1970). The belt sticks on the wraps but for
+the sliding arc at each exit (Firbank 1970, :func:`belt_fmu.model.lumped.arc_release`), which
+makes the span it feeds softer, as if ``R_a |T'_i - T'_(i-1)| / (mu T'_i)`` longer:
+``EA / L_i`` becomes ``EA / (L_i + that)``. That is the lumped fidelity level's span; at the
+tensions of a drive transmitting torque it lowers the modes in which the spans leaving the
+loaded pulleys stretch (docs/lumped-model.md, "Agreement"). This module is the independent reference the discretized model's
 rotational modes are checked against (docs/modes.md), and the linear core of the lumped
 fidelity level.
 """
@@ -36,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.geometry import BeltPath, cord_radius, wrap_senses
+from ..model.lumped import arc_release
+from ..model.parameters import effective_mu
 
 ARM = "tensioner_arm"
 #: [rad] step of the arm angle in the central differences of the span geometry
@@ -129,7 +136,7 @@ def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float) 
     if layout.tensioner is not None:
         c_arm, dc_arm = span_arm_coupling(layout, arm_angle)
         coupling[:, -1] = c_arm
-    span_stiffness = belt.axial_stiffness_N / path.span_length
+    span_stiffness = belt.axial_stiffness_N / (path.span_length + arc_lengths(layout, path, span_tension, belt_speed))
 
     mass = np.zeros((d, d))
     damping = np.zeros((d, d))
@@ -159,6 +166,16 @@ def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float) 
         felt = np.asarray(span_tension, dtype=float) - m_belt * belt_speed ** 2
         stiffness[-1, -1] += tensioner.spring_rate_Nm_per_rad + float(felt @ dc_arm)
     return RotationalModel(dofs, mass, damping, stiffness, coupling, span_stiffness)
+
+
+def arc_lengths(layout, path: BeltPath, span_tension, belt_speed: float) -> np.ndarray:
+    """[m] how much longer each span acts for its stretch: span i by the sliding arc at the
+    exit of pulley i, ``EA dD/dT'_i`` (:func:`belt_fmu.model.lumped.arc_release`, adhesion at
+    the arriving span's tension)."""
+    ea = layout.belt.axial_stiffness_N
+    felt = np.asarray(span_tension, dtype=float) - layout.belt.mass_per_length_kg_per_m * belt_speed ** 2
+    return np.array([ea * arc_release(path.radii[j], effective_mu(layout, pulley), path.wrap_angle[j], felt[j - 1],
+                                      felt[j], ea)[1] for j, pulley in enumerate(layout.pulleys)])
 
 
 def natural_frequencies(model: RotationalModel) -> tuple[np.ndarray, np.ndarray]:
