@@ -30,9 +30,9 @@ the sliding arc at each exit (Firbank 1970, :func:`belt_fmu.model.lumped.arc_rel
 makes the span it feeds softer, as if ``R_a |T'_i - T'_(i-1)| / (mu T'_i)`` longer:
 ``EA / L_i`` becomes ``EA / (L_i + that)``. That is the lumped fidelity level's span; at the
 tensions of a drive transmitting torque it lowers the modes in which the spans leaving the
-loaded pulleys stretch (docs/lumped-model.md, "Agreement"). This module is the independent reference the discretized model's
-rotational modes are checked against (docs/modes.md), and the linear core of the lumped
-fidelity level.
+loaded pulleys stretch (docs/lumped-model.md, "Agreement"). This module is the independent
+reference the discretized model's rotational modes are checked against (docs/modes.md), and
+the linear core of the lumped fidelity level.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..model.geometry import BeltPath, cord_radius, wrap_senses
-from ..model.lumped import arc_release
+from ..model.lumped import steady_arcs
 from ..model.parameters import effective_mu
 
 ARM = "tensioner_arm"
@@ -170,12 +170,11 @@ def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float) 
 
 def arc_lengths(layout, path: BeltPath, span_tension, belt_speed: float) -> np.ndarray:
     """[m] how much longer each span acts for its stretch: span i by the sliding arc at the
-    exit of pulley i, ``EA dD/dT'_i`` (:func:`belt_fmu.model.lumped.arc_release`, adhesion at
-    the arriving span's tension)."""
+    exit of pulley i, ``EA dD/dT'_i`` (:func:`belt_fmu.model.lumped.steady_arcs`)."""
     ea = layout.belt.axial_stiffness_N
     felt = np.asarray(span_tension, dtype=float) - layout.belt.mass_per_length_kg_per_m * belt_speed ** 2
-    return np.array([ea * arc_release(path.radii[j], effective_mu(layout, pulley), path.wrap_angle[j], felt[j - 1],
-                                      felt[j], ea)[1] for j, pulley in enumerate(layout.pulleys)])
+    mu = [effective_mu(layout, pulley) for pulley in layout.pulleys]
+    return ea * steady_arcs(path.radii, mu, path.wrap_angle, felt, ea)[1]
 
 
 def natural_frequencies(model: RotationalModel) -> tuple[np.ndarray, np.ndarray]:

@@ -422,6 +422,16 @@ def arc_release(radius, mu, wrap, adhesion, leaving, ea):
     return scale * excess, scale * (log - 1.0 + a / b) / log
 
 
+def steady_arcs(radii, mu, wraps, effective, ea):
+    """(D_j, dD_j/dT_j) of every pulley's sliding arc in steady running (:func:`arc_release`):
+    pulley j's adhesion at the tension of the span arriving on it, ``effective[j - 1]``, its
+    leaving span's ``effective[j]`` (effective tensions T - m'v^2 [N], spans in travel
+    order); ``radii``, ``mu`` and ``wraps`` per pulley. For the start and the linear model."""
+    arcs = np.array([arc_release(radii[j], mu[j], wraps[j], effective[j - 1], effective[j], ea)
+                     for j in range(len(effective))])
+    return arcs[:, 0], arcs[:, 1]
+
+
 @njit(cache=True, inline="always")
 def centrifugal_tensions(p, lb, s, w):
     """m' v^2 of each span, v its belt speed q (1 + eps) onto the next pulley."""

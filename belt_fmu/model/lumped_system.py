@@ -115,10 +115,8 @@ class LumpedDrive:
         running at span tensions ``tensions`` (:func:`belt_fmu.model.lumped.arc_release`, the
         adhesion strain the arriving span's), at the wrap angles of the geometry last placed."""
         pulleys = self.parameters.pulleys
-        effective = tensions - centrifugal
-        ea = self.belt[0]["axial_stiffness"]
-        return np.array([lumped.arc_release(pulleys[j]["radius"], pulleys[j]["effective_mu"], self.arrays["wrap"][j],
-                                            effective[j - 1], effective[j], ea)[0] for j in range(len(tensions))])
+        return lumped.steady_arcs(pulleys["radius"], pulleys["effective_mu"], self.arrays["wrap"], tensions - centrifugal,
+                                  self.belt[0]["axial_stiffness"])[0]
 
     def _hub_moment(self, arm_angle: float, effective: np.ndarray) -> float:
         """Moment [N m, CCW] about the pivot of the belt's force on the tensioner pulley for
