@@ -396,7 +396,7 @@ def slip_coefficient(law, mu, slip, belt_speed):
 @njit(cache=True, inline="always")
 def arc_release(radius, mu, wrap, adhesion, leaving, ea):
     """(D, dD/dT_out) of a pulley's sliding arc (Firbank 1970; Johnson, "Contact mechanics",
-    1985, section 8.4): the belt [m] it has released into the leaving span beyond what the wrap
+    1985): the belt [m] it has released into the leaving span beyond what the wrap
     would hold at its adhesion strain, and its derivative in the leaving tension [m/N].
 
     On a wrap the belt sticks at the strain it ran on with (tension ``adhesion``) and slides
