@@ -15,7 +15,8 @@ load torque / radius across each driven pulley (:func:`belt_fmu.model.initializa
 span_tension_offsets`), their level and the arm angle follow from the tensioner's torque
 balance (:func:`belt_fmu.model.tensioner.spring_torque`, hub loads with the centrifugal term)
 and from the belt's unstretched length (the spans' contents ``G_j / (1 + T_j/EA)`` and the
-wraps' ``R_j theta_j / (1 + T_(j-1)/EA)``); without a tensioner the length alone sets the
+wraps' ``R_j theta_j / (1 + T_(j-1)/EA)`` less what their sliding arcs release into the spans,
+:func:`belt_fmu.model.lumped.steady_arcs`); without a tensioner the length alone sets the
 level. The belt runs onto every pulley at its surface speed (creep on the exit arcs only).
 """
 from __future__ import annotations
