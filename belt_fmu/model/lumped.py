@@ -1059,8 +1059,11 @@ def evaluate_outputs(p, lb, s, w, out):
 
 
 # error_model="numpy": float division without Python's zero check (health() sees inf and nan);
-# _nrt=False: without numba's reference counting (next docstring)
-@njit(cache=True, error_model="numpy", _nrt=False)
+# _nrt=False: without numba's reference counting (next docstring);
+# fastmath: fused multiply-adds ("contract"), division as multiplication by the reciprocal
+# ("arcp") and zeros of either sign alike ("nsz"), each a rounding-level change: 10 % of a step
+# (0.875 -> 0.79 us per 1 ms step). Not "nnan"/"ninf": health() relies on isfinite seeing them.
+@njit(cache=True, error_model="numpy", _nrt=False, fastmath={"contract", "arcp", "nsz"})
 def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, out):
     """Entry from Python: ``n_steps`` steps of ``dt`` at constant inputs, then the outputs into
     ``out``. Returns (status, steps taken): OK, NOT_CONVERGED (a step's Newton iteration
