@@ -134,6 +134,11 @@ class FmuInstance:
         self.fmu.doStep(currentCommunicationPoint=self.time, communicationStepSize=step_size)
         self.time += step_size
 
+    def exchange(self, inputs: list[str], outputs: list[str]) -> "Exchange":
+        """A master loop's calls on arrays made once: these Real inputs set, a step, these
+        outputs read (:class:`Exchange`)."""
+        return Exchange(self, inputs, outputs)
+
     def get_state(self):
         return self.fmu.getFMUstate(), self.time
 
@@ -162,6 +167,45 @@ class FmuInstance:
         self.fmu.freeInstance()
         if self._own_directory:
             shutil.rmtree(self.unzip_directory, ignore_errors=True)
+
+
+class Exchange:
+    """The calls of a co-simulation master's loop on one instance, on ctypes arrays made
+    once: :meth:`step` sets the inputs and takes a step, :meth:`read` reads the outputs
+    into :attr:`values`.
+
+    fmpy's FMU2Slave methods (setReal, doStep, getReal) build ctypes arrays and Python lists
+    at every call: 16 us of a 1 ms step of the lumped FMU, whose own step takes 1.5 us. These
+    are FMU2Slave's fmi2* functions, which raise FMICallException on fmi2Discard, fmi2Error
+    and fmi2Fatal as the methods do."""
+
+    def __init__(self, instance: FmuInstance, inputs: list[str], outputs: list[str]):
+        import ctypes
+
+        self.instance = instance
+        f = instance.fmu
+        self._component = f.component
+        self._set_real, self._do_step, self._get_real = f.fmi2SetReal, f.fmi2DoStep, f.fmi2GetReal
+        self._n_in, self._n_out = len(inputs), len(outputs)
+        self._in_vr = (ctypes.c_uint * self._n_in)(*(instance.variables[n].valueReference for n in inputs))
+        self._in_value = (ctypes.c_double * self._n_in)()
+        self._out_vr = (ctypes.c_uint * self._n_out)(*(instance.variables[n].valueReference for n in outputs))
+        self._out_value = (ctypes.c_double * self._n_out)()
+        #: the outputs as :meth:`read` left them (a view of the array the FMU writes)
+        self.values = np.ctypeslib.as_array(self._out_value)
+
+    def step(self, step_size: float, *values: float) -> None:
+        """Set the inputs to ``values`` (in the order given) and step from the instance's time."""
+        for i, value in enumerate(values):
+            self._in_value[i] = value
+        self._set_real(self._component, self._in_vr, self._n_in, self._in_value)
+        self._do_step(self._component, self.instance.time, step_size, 1)
+        self.instance.time += step_size
+
+    def read(self) -> np.ndarray:
+        """The outputs now, into :attr:`values` (returned)."""
+        self._get_real(self._component, self._out_vr, self._n_out, self._out_value)
+        return self.values
 
 
 def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None = None,
@@ -207,31 +251,35 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
         raise FmuError(_failure(fmu_path, "initialization", err, instance.messages)) from None
     load_time = time.perf_counter() - start
     outputs = instance.names("output")
-    rows, times, inputs = [instance.get(outputs)], [0.0], [(crank(0.0), torque(0.0))]
-    wall = 0.0
+    n_rows = n_steps // stride + 1
+    table = np.empty((n_rows, len(outputs)))
+    inputs = np.empty((n_rows, 2))
+    times = np.arange(n_rows) * stride * step_size  # (k + 1) * step_size at each recorded step k
+    exchange = instance.exchange(list(REQUIRED_INPUTS), outputs)
+    table[0] = exchange.read()
+    inputs[0] = crank(0.0), torque(0.0)
+    reporting = 0.0  # wall time spent in the progress callback, not stepping
+    start = time.perf_counter()
     try:
         for k in range(n_steps):
             t = k * step_size
-            tick = time.perf_counter()
+            speed, load = crank(t), torque(t)
             try:
-                instance.set({"crank_speed": crank(t), "water_pump_torque": torque(t)})
-                instance.step(step_size)
+                exchange.step(step_size, speed, load)
             except FMICallException as err:
                 raise FmuError(_failure(fmu_path, f"the step from t = {t:.6g} s", err, instance.messages)) from None
-            record = (k + 1) % stride == 0
-            if record:
-                rows.append(instance.get(outputs))
-            wall += time.perf_counter() - tick
-            if record:
-                times.append((k + 1) * step_size)
-                inputs.append((crank(t), torque(t)))
+            if (k + 1) % stride == 0:
+                row = (k + 1) // stride
+                table[row] = exchange.read()
+                inputs[row] = speed, load
                 if progress is not None:
+                    tick = time.perf_counter()
                     progress((k + 1) * step_size)
+                    reporting += time.perf_counter() - tick
+        wall = time.perf_counter() - start - reporting
     finally:
         instance.close()
-    table = np.array(rows)
-    inputs = np.array(inputs)
-    columns = {"time": np.array(times), "crank_speed_input": inputs[:, 0], "water_pump_torque_input": inputs[:, 1]}
+    columns = {"time": times, "crank_speed_input": inputs[:, 0], "water_pump_torque_input": inputs[:, 1]}
     units = {"time": "s", "crank_speed_input": "rad/s", "water_pump_torque_input": "N.m"}
     descriptions = {"time": "communication point", "crank_speed_input": "crank speed input",
                     "water_pump_torque_input": "water-pump load torque input"}
