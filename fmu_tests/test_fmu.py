@@ -64,7 +64,7 @@ def test_fmu_equals_the_python_model(instance):
 
 
 def test_cosimulate_records_what_the_fmus_calls_give(fmu):
-    """cosimulate's loop (Exchange: fmpy's fmi2* functions on arrays made once) records the
+    """cosimulate's loop (Exchange: the FMU library's functions on arrays made once) records the
     outputs, times and inputs a loop of FmuInstance's set, step and get gives, bit for bit,
     at every output interval (here every second step, the crank speed varying)."""
     def crank(t):
