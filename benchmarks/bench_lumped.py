@@ -10,9 +10,10 @@ Prints ``key: value`` lines, each with the real-time factor (simulated / wall ti
 2. a drive cycle of --cycle s: crank speed as a function of time, idle with ramps to 1500,
    2200 and 3000 rpm and back, held between them, the water-pump load 1 + 2e-4 w^2 N m,
    in 10 ms chunks; checks that every output stays finite;
-3. with --fmu: the FMU of the layout, parameter model = "lumped", co-simulated in fmpy at a
-   1 ms communication step for --t-end s (belt_fmu.cosim, inputs set and all outputs read
-   every step); then a co-simulation master's loop at 1 ms (fmi2SetReal of the two inputs,
+3. with --fmu: the FMU of the layout, parameter model = "lumped", co-simulated at a 1 ms
+   communication step for --t-end s by belt_fmu.cosimulate (inputs set and all outputs
+   recorded every step) and by fmpy.simulate_fmu (all outputs recorded; its time includes
+   loading the FMU), each --repeat times; then a co-simulation master's loop at 1 ms (fmi2SetReal of the two inputs,
    fmi2DoStep, fmi2GetReal of all outputs), with the native loader's fast path and without
    it (BELT_FMU_NATIVE_FAST_PATH=0, docs/native-hosts.md), in three styles: fmpy's FMU2Slave
    methods (setReal, doStep, getReal: they build ctypes arrays and lists at every call),
@@ -123,15 +124,26 @@ def main(argv=None) -> None:
               f"{extremes[0, span]:.4g} to {extremes[1, span]:.4g} N")
 
     if args.fmu:
+        from fmpy import simulate_fmu
+
         from belt_fmu.build import build_fmu
         from belt_fmu.cosim import cosimulate
 
         with tempfile.TemporaryDirectory(prefix="belt_fmu_bench_") as tmp:
             path = build_fmu(args.layout, Path(tmp) / "BeltDrive.fmu", crank_speed=speed, water_pump_torque=torque)
-            results = cosimulate(path, rpm=args.rpm, water_pump_torque=torque, t_end=args.t_end, step_size=1e-3,
-                                 parameters={"model": "lumped"})
-            print(f"FMU in fmpy, 1 ms communication step, {args.t_end:g} s: stepping wall {results.wall_time:.4g} s, "
-                  f"real-time factor {results.real_time_factor:.4g} (load {results.load_time:.3g} s)")
+            runs = [cosimulate(path, rpm=args.rpm, water_pump_torque=torque, t_end=args.t_end, step_size=1e-3,
+                               parameters={"model": "lumped"}) for _ in range(max(1, args.repeat))]
+            print(f"belt_fmu.cosimulate, 1 ms communication step, all outputs recorded, {args.t_end:g} s: "
+                  f"{spread([r.wall_time for r in runs], chunks, args.t_end)} (load {runs[0].load_time:.3g} s)")
+            walls = []
+            for _ in range(max(1, args.repeat)):
+                start = time.perf_counter()
+                simulate_fmu(str(path), start_values={"model": "lumped", "crank_speed": speed,
+                                                      "water_pump_torque": torque},
+                             stop_time=args.t_end, step_size=1e-3, output_interval=1e-3)
+                walls.append(time.perf_counter() - start)
+            print(f"fmpy.simulate_fmu, 1 ms communication step, all outputs recorded, {args.t_end:g} s, loading "
+                  f"included: {spread(walls, chunks, args.t_end)}")
             for style in ("methods", "arrays", "ctypes"):
                 for fast in (True, False):
                     walls = [master_loop(path, fast, style, speed, torque, args.t_end)
