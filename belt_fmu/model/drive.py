@@ -40,7 +40,7 @@ ROLES = np.dtype(
 )
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def table_torque(table, start, stop, speed):
     """Linear interpolation of a load-torque table [N m] at ``speed`` >= 0, held at the ends."""
     if stop <= start:
@@ -55,7 +55,7 @@ def table_torque(table, start, stop, speed):
     return table[stop - 1, 1]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def pulley_loads(roles, pulley, index, omega, water_pump_torque, port_torque, table):
     """External load on pulley ``index``: (resisting torque >= 0 [N m], driving torque [N m]).
 

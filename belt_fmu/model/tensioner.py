@@ -34,7 +34,7 @@ TENSIONER = np.dtype(
 )
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def spring_torque(tensioner, psi):
     """Spring torque on the arm [N m, CCW] at arm angle ``psi``: the preload at the installed
     angle plus rate times deflection, ``s T0 - k (psi - psi0)``."""
@@ -59,7 +59,7 @@ def arm_support_torque(tensioner, psi, psi_rate):
     return torque, stiffness, damping
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def arm_torque(tensioner, psi, psi_rate, hub_x, hub_y):
     """Torque on the tensioner arm [N m, CCW], Coulomb friction excluded ([Scania thesis] 4.3):
     the belt load (hub force moment about the pivot, eq. 12.23) and the arm's spring, damper
