@@ -240,7 +240,7 @@ def tangent_matrices(drive, water_pump_torque: float, arm_friction: str = "stuck
     y0 = drive.y.copy()
     work = drive.work.copy()
     index_work = drive.index_work.copy()
-    _rebuild(y0.copy(), work, index_work, drive.parameters, drive.dt)
+    _rebuild(y0.copy(), work, index_work, drive.parameters)
     stiffness = np.zeros((len(dofs), len(dofs)))
     damping = np.zeros_like(stiffness)
     _jacobians(y0, y0.copy(), work, index_work, drive.parameters, base_slip, base_friction, dofs,
@@ -249,9 +249,9 @@ def tangent_matrices(drive, water_pump_torque: float, arm_friction: str = "stuck
 
 
 @njit(cache=True)
-def _rebuild(y, work, index_work, parameters, dt):
+def _rebuild(y, work, index_work, parameters):
     s, w = unpack(parameters, y, work, index_work)
-    rebuild_neighbour_lists(parameters, s, w, dt)
+    rebuild_neighbour_lists(parameters, s, w)
 
 
 def mass_matrix(drive, dofs) -> np.ndarray:

@@ -30,18 +30,20 @@ CONTACT = np.dtype(
 #: circle: half an element, so that a node at most half an element from contact is listed
 #: (the lists are rebuilt before any node can have moved that far)
 NEIGHBOUR_MARGIN_ELEMENTS = 0.5
-#: ... and at least this distance [m] (half an element of the built-in 150-element belt): the
-#: lists are rebuilt every margin / (2 v dt) steps, and with the time step independent of the
-#: element length (belt.implicit_belt_correction) a margin shrinking with the elements would
-#: rebuild a fine belt's lists every step (600 elements at 6 m/s: every 2 steps at 2e-5 s).
-#: A longer list costs only a distance check per extra node and step: a listed node out of
-#: contact is treated as if it were not listed
-NEIGHBOUR_MARGIN_MIN = 4e-3
+#: ... and at least this distance [m] (one and a half elements of the built-in 150-element
+#: belt): the lists are rebuilt every margin / (4 v) seconds, so a margin shrinking with the
+#: elements (the step does not, belt.implicit_belt_correction) would rebuild a fine belt's
+#: lists every step or two. A rebuild checks every node against every pulley (3.9 us for the
+#: built-in drive), a listed node out of contact costs one distance check per step (5 ns)
+#: and is treated as if it were not listed, so the results do not depend on the margin
+#: (bit for bit) but the cost does: at 4e-3 m the lists were rebuilt every 7 steps at
+#: 800 rpm and every 2 at 3000 rpm (11.0 -> 9.8 us per 150-element step at 12e-3 m)
+NEIGHBOUR_MARGIN_MIN = 12e-3
 #: the lists are rebuilt when the fastest node, at this multiple of its current speed, could
 #: have closed half the margin: a node accelerating hard may outrun its current speed
 SPEED_ALLOWANCE = 2.0
-#: ... and at least every this many steps, whatever the speeds (a drive at rest)
-MAX_REBUILD_INTERVAL = 1000
+#: ... and at least every this long [s], whatever the speeds (a drive at rest)
+MAX_REBUILD_INTERVAL = 0.02
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -144,11 +146,15 @@ def build_candidates(p, s, w, margin):
 
 
 @njit(cache=True, _nrt=False)
-def rebuild_neighbour_lists(p, s, w, dt):
+def rebuild_neighbour_lists(p, s, w):
     """Rebuild the neighbour lists (:func:`build_candidates`) for the current pulley centres
-    and set ``w.rebuild_countdown[0]`` to the steps of ``dt`` until the next rebuild: until a
-    node at :data:`SPEED_ALLOWANCE` times the fastest node's speed (plus the tensioner
-    pulley's) could have closed half the margin, at most :data:`MAX_REBUILD_INTERVAL`."""
+    and set ``w.lists_valid_for[0]`` to the time [s] until the next rebuild: until a node at
+    :data:`SPEED_ALLOWANCE` times the fastest node's speed (plus the tensioner pulley's)
+    could have closed half the margin, at most :data:`MAX_REBUILD_INTERVAL`.
+
+    A time rather than a count of steps, so that it holds whatever the length of the steps
+    that follow: a count set at a 1e-9 s communication step held for 1000 steps of 2e-5 s,
+    20 ms in which nodes entered contact unlisted."""
     update_pulley_centers(p, s, w)
     margin = neighbour_margin(p.belt[0])
     build_candidates(p, s, w, margin)
@@ -160,5 +166,4 @@ def rebuild_neighbour_lists(p, s, w, dt):
     vmax = np.sqrt(vmax)
     if p.roles[0].tensioner >= 0:
         vmax += abs(s.arm[1]) * p.tensioner[0].arm_length
-    steps = int(0.5 * margin / (SPEED_ALLOWANCE * vmax * dt + 1e-300))
-    w.rebuild_countdown[0] = max(1, min(MAX_REBUILD_INTERVAL, steps))
+    w.lists_valid_for[0] = min(MAX_REBUILD_INTERVAL, 0.5 * margin / (SPEED_ALLOWANCE * vmax + 1e-300))

@@ -90,9 +90,10 @@ RUNAWAY_SPEED_MARGIN = 5.0
 #: runs at, crank omega CCW [rad/s] and pump torque [N m]; the length [s] of the steps the
 #: outputs' trial step takes and the nominal step [s]; 1 when the outputs are those of the
 #: state; 1 while the outputs' trial step may be the next run's first step, with the inputs,
-#: step length and neighbour-list countdown it was taken with (:func:`report`, :func:`run`).
+#: step length and neighbour lists' remaining validity [s] it was taken with (:func:`report`,
+#: :func:`run`).
 (CRANK_OMEGA, PUMP_TORQUE, OUTPUT_DT, NOMINAL_DT, OUTPUTS_CURRENT, TRIAL_TAKEN, TRIAL_CRANK_OMEGA,
- TRIAL_PUMP_TORQUE, TRIAL_DT, TRIAL_COUNTDOWN, CONTROL_SIZE) = range(11)
+ TRIAL_PUMP_TORQUE, TRIAL_DT, TRIAL_LISTS_VALID_FOR, CONTROL_SIZE) = range(11)
 
 
 def stable_time_step(parameters, max_step: float = MAX_STEP) -> float:
@@ -144,7 +145,7 @@ def step(p, s, w, dt, crank_omega, water_pump_torque, resolved):
     [rad/s] is the crank's speed, CCW (global), unless the crank is torque driven (then it is
     not used). ``p`` are the drive's parameter records, ``s``
     its state views, ``w`` its work views. Requires valid neighbour lists
-    (:func:`belt_fmu.model.contact.rebuild_neighbour_lists`). ``resolved``: the step is long
+    (:func:`belt_fmu.model.contact.rebuild_neighbour_lists`) for the step. ``resolved``: the step is long
     enough to resolve the friction forces, which then become the next step's warm start
     (:func:`belt_fmu.model.friction.friction_impulses`)."""
     belt = p.belt[0]
@@ -194,14 +195,15 @@ def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved):
 
     Returns (status, steps taken): the run stops at the first check that finds a
     non-finite value or an overstretched element (checked every
-    :data:`HEALTH_CHECK_INTERVAL` steps and at the end). Neighbour lists are rebuilt when
-    ``w.rebuild_countdown`` runs out (set it to 0 after changing the state from outside).
+    :data:`HEALTH_CHECK_INTERVAL` steps and at the end). Neighbour lists are rebuilt before a
+    step that ``w.lists_valid_for`` does not cover (set it to 0 after changing the state from
+    outside).
     """
     for k in range(n_steps):
-        if w.rebuild_countdown[0] <= 0:
-            rebuild_neighbour_lists(p, s, w, dt)
+        if w.lists_valid_for[0] < dt:
+            rebuild_neighbour_lists(p, s, w)
         step(p, s, w, dt, crank_omega, water_pump_torque, resolved)
-        w.rebuild_countdown[0] -= 1
+        w.lists_valid_for[0] -= dt
         if (k + 1) % HEALTH_CHECK_INTERVAL == 0 or k == n_steps - 1:
             status = health(p, s, w)
             if status != OK:
@@ -228,23 +230,23 @@ def _equal(a, b):
 
 
 @njit(cache=True, _nrt=False)
-def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start, trial_countdown,
-        resolved):
+def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
+        trial_lists_valid_for, resolved):
     """:func:`advance` on a drive's state ``y`` (``s`` its views, ``w`` those of its work
     buffers) for a communication step (:func:`communicate`).
 
     The first step may have been taken already, as the outputs' trial step (:func:`report`):
-    if ``trial_countdown`` > 0 (the caller passes it only when that trial was taken with
-    these inputs and this ``dt``) and ``y`` still equals the state the trial started from,
-    ``trial_start``, bit for bit, the trial's end state ``trial_y`` is the first step's: the
-    same compiled :func:`step` on the same state, inputs and ``dt``, leaving the work
-    buffers as that step does (the trial step's), and ``trial_countdown`` the neighbour-list
-    countdown before the step's decrement. So reading the outputs costs no step of its own,
-    and a run that reads them follows the same states as one that does not.
+    if ``trial_lists_valid_for`` > 0 (the caller passes it only when that trial was taken
+    with these inputs and this ``dt``) and ``y`` still equals the state the trial started
+    from, ``trial_start``, bit for bit, the trial's end state ``trial_y`` is the first step's:
+    the same compiled :func:`step` on the same state, inputs and ``dt``, leaving the work
+    buffers as that step does (the trial step's), and ``trial_lists_valid_for`` the neighbour
+    lists' validity [s] the step started with. So reading the outputs costs no step of its
+    own, and a run that reads them follows the same states as one that does not.
     """
-    if trial_countdown > 0 and _equal(y, trial_start):
+    if trial_lists_valid_for > 0.0 and _equal(y, trial_start):
         _copy(y, trial_y)
-        w.rebuild_countdown[0] = trial_countdown - 1
+        w.lists_valid_for[0] = trial_lists_valid_for - dt
         if n_steps == 1:
             return health(parameters, s, w), 1
         status, taken = advance(parameters, s, w, n_steps - 1, dt, crank_omega, water_pump_torque, resolved)
@@ -266,23 +268,22 @@ def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omeg
     interval too short to resolve the forces), not of the steps that led there. ``y`` is
     kept in ``trial_start``, so that :func:`run` can take the trial as its first step.
 
-    Returns the neighbour-list countdown the trial step started with (after the rebuild
-    it made, if one was due), for :func:`run`; the countdown in the work buffer is left
-    as it was (0 if a rebuild was due), so the run continues exactly as without the trial.
+    Returns the neighbour lists' validity [s] the trial step started with (after the
+    rebuild it made, if one was due), for :func:`run`; the validity in the work buffer is
+    left as it was, so the run continues exactly as without the trial.
     """
     _copy(trial_y, y)
     _copy(trial_start, y)
     s, w = unpack(parameters, y, work, index_work)
     trial, _ = unpack(parameters, trial_y, work, index_work)
-    rebuild_due = w.rebuild_countdown[0] <= 0
-    if rebuild_due:
-        rebuild_neighbour_lists(parameters, trial, w, dt)
-    countdown = w.rebuild_countdown[0]
+    valid_before = w.lists_valid_for[0]
+    if valid_before < dt:
+        rebuild_neighbour_lists(parameters, trial, w)
+    valid_for = w.lists_valid_for[0]
     step(parameters, trial, w, dt, crank_omega, water_pump_torque, True)  # dt resolves the forces (communicate)
-    if rebuild_due:
-        w.rebuild_countdown[0] = 0
+    w.lists_valid_for[0] = valid_before
     evaluate_outputs(parameters, s, w, outputs)
-    return countdown
+    return valid_for
 
 
 @njit(cache=True, _nrt=False)
@@ -319,11 +320,11 @@ def communicate(y, work, index_work, parameters, trial_y, trial_start, control, 
     nominal = control[NOMINAL_DT]
     resolved = dt >= TRIAL_STEP_FRACTION * nominal
     output_dt = dt if resolved else nominal
-    countdown = 0
+    trial_lists_valid_for = 0.0
     if (control[TRIAL_TAKEN] != 0.0 and control[TRIAL_CRANK_OMEGA] == crank_omega
             and control[TRIAL_PUMP_TORQUE] == water_pump_torque and control[TRIAL_DT] == output_dt
             and control[TRIAL_DT] == dt):
-        countdown = int(control[TRIAL_COUNTDOWN])
+        trial_lists_valid_for = control[TRIAL_LISTS_VALID_FOR]
     control[CRANK_OMEGA] = crank_omega
     control[PUMP_TORQUE] = water_pump_torque
     control[OUTPUT_DT] = output_dt
@@ -331,7 +332,7 @@ def communicate(y, work, index_work, parameters, trial_y, trial_start, control, 
     control[TRIAL_TAKEN] = 0.0
     s, w = unpack(parameters, y, work, index_work)
     status, taken = run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
-                        countdown, resolved)
+                        trial_lists_valid_for, resolved)
     if status == OK and runaway(parameters, s):
         status = RUNAWAY
     return status, taken
@@ -345,11 +346,11 @@ def current_outputs(y, work, index_work, parameters, trial_y, trial_start, contr
     next :func:`communicate`."""
     if control[OUTPUTS_CURRENT] != 0.0:
         return
-    countdown = report(y, work, index_work, parameters, trial_y, trial_start, control[OUTPUT_DT],
-                       control[CRANK_OMEGA], control[PUMP_TORQUE], outputs)
+    lists_valid_for = report(y, work, index_work, parameters, trial_y, trial_start, control[OUTPUT_DT],
+                             control[CRANK_OMEGA], control[PUMP_TORQUE], outputs)
     control[TRIAL_CRANK_OMEGA] = control[CRANK_OMEGA]
     control[TRIAL_PUMP_TORQUE] = control[PUMP_TORQUE]
     control[TRIAL_DT] = control[OUTPUT_DT]
-    control[TRIAL_COUNTDOWN] = countdown
+    control[TRIAL_LISTS_VALID_FOR] = lists_valid_for
     control[TRIAL_TAKEN] = 1.0
     control[OUTPUTS_CURRENT] = 1.0

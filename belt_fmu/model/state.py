@@ -62,6 +62,8 @@ WORK_LAYOUT = (
     ("port_torque", ("p",), "input load torque on each pulley, against its running direction [N m] (the "
                             "accessories' inputs; a torque-driven crank's: minus the engine torque); set "
                             "before each advance, 0 where there is no input"),
+    ("lists_valid_for", (1,), "time [s] the neighbour lists stay valid (contact.rebuild_neighbour_lists); "
+                              "they are rebuilt before a step it does not cover"),
 )
 
 #: the integer work buffer: neighbour lists (rebuilt every few steps) and this step's contacts
@@ -71,7 +73,6 @@ INDEX_LAYOUT = (
     ("contact_node", ("np",), "node of contact k, k < contact_count[0]"),
     ("contact_pulley", ("np",), "pulley of contact k"),
     ("contact_count", (1,), "contacts of this step"),
-    ("rebuild_countdown", (1,), "steps until the neighbour lists are rebuilt"),
     ("span_members", ("n",), "scratch: elements of the span being measured"),
 )
 
@@ -200,13 +201,13 @@ def unpack_work(work, index_work, n, p, k):
         _matrix(work, f, e, 11, n, p, k),  # centers
         _matrix(work, f, e, 12, n, p, k),  # center_velocity
         _vector(work, f, e, 13, n, p, k),  # port_torque
+        _vector(work, f, e, 14, n, p, k),  # lists_valid_for
         _matrix(index_work, i, x, 0, n, p, k),  # candidates
         _vector(index_work, i, x, 1, n, p, k),  # candidate_count
         _vector(index_work, i, x, 2, n, p, k),  # contact_node
         _vector(index_work, i, x, 3, n, p, k),  # contact_pulley
         _vector(index_work, i, x, 4, n, p, k),  # contact_count
-        _vector(index_work, i, x, 5, n, p, k),  # rebuild_countdown
-        _vector(index_work, i, x, 6, n, p, k),  # span_members
+        _vector(index_work, i, x, 5, n, p, k),  # span_members
     )
 
 

@@ -148,7 +148,7 @@ class BeltDrive:
         ports = self._port_torques(torques)
         init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque,
                                  port_torque=ports)
-        self.arrays.rebuild_countdown[0] = 0
+        self.arrays.lists_valid_for[0] = 0.0
         self.control[TRIAL_TAKEN] = 0.0
         self._set_inputs(crank_speed, water_pump_torque, ports)
         self.time = 0.0
@@ -393,7 +393,7 @@ class BeltDrive:
         self._inputs[:] = saved[1:k]
         ports[:] = saved[k:k + ports.size]
         self.y[:] = saved[k + ports.size:]
-        self.arrays.rebuild_countdown[0] = 0  # neighbour lists are rebuilt from the state
+        self.arrays.lists_valid_for[0] = 0.0  # neighbour lists are rebuilt from the state
         self.control[OUTPUTS_CURRENT] = 0.0
         self.control[TRIAL_TAKEN] = 0.0  # the trial step did not rebuild them
 
