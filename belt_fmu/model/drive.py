@@ -40,6 +40,7 @@ ROLES = np.dtype(
 )
 
 
+# inlined: both models call it (why: the note above friction.is_state_law)
 @njit(cache=True, _nrt=False, inline="always")
 def table_torque(table, start, stop, speed):
     """Linear interpolation of a load-torque table [N m] at ``speed`` >= 0, held at the ends."""
@@ -55,6 +56,7 @@ def table_torque(table, start, stop, speed):
     return table[stop - 1, 1]
 
 
+# inlined: both models call it (why: the note above friction.is_state_law)
 @njit(cache=True, _nrt=False, inline="always")
 def pulley_loads(roles, pulley, index, omega, water_pump_torque, port_torque, table):
     """External load on pulley ``index``: (resisting torque >= 0 [N m], driving torque [N m]).

@@ -34,6 +34,7 @@ TENSIONER = np.dtype(
 )
 
 
+# inlined: both models call it (why: the note above friction.is_state_law)
 @njit(cache=True, _nrt=False, inline="always")
 def spring_torque(tensioner, psi):
     """Spring torque on the arm [N m, CCW] at arm angle ``psi``: the preload at the installed
@@ -59,6 +60,7 @@ def arm_support_torque(tensioner, psi, psi_rate):
     return torque, stiffness, damping
 
 
+# inlined: both models call it (why: the note above friction.is_state_law)
 @njit(cache=True, _nrt=False, inline="always")
 def arm_torque(tensioner, psi, psi_rate, hub_x, hub_y):
     """Torque on the tensioner arm [N m, CCW], Coulomb friction excluded ([Scania thesis] 4.3):
