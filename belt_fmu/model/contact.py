@@ -167,3 +167,11 @@ def rebuild_neighbour_lists(p, s, w):
     if p.roles[0].tensioner >= 0:
         vmax += abs(s.arm[1]) * p.tensioner[0].arm_length
     w.lists_valid_for[0] = min(MAX_REBUILD_INTERVAL, 0.5 * margin / (SPEED_ALLOWANCE * vmax + 1e-300))
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def update_neighbour_lists(p, s, w, dt):
+    """Rebuild the neighbour lists (:func:`rebuild_neighbour_lists`) unless they stay valid
+    over a step of ``dt`` [s] (``w.lists_valid_for``); the caller counts the step off."""
+    if w.lists_valid_for[0] < dt:
+        rebuild_neighbour_lists(p, s, w)

@@ -55,7 +55,7 @@ import numpy as np
 from numba import njit
 
 from .belt import closed_belt_forces, implicit_axial_correction, implicit_belt_correction, transverse_damping
-from .contact import normal_contact, rebuild_neighbour_lists
+from .contact import normal_contact, update_neighbour_lists
 from .drive import accelerate_pulleys, update_pulley_centers
 from .friction import friction_impulses
 from .outputs import evaluate_outputs
@@ -143,9 +143,9 @@ def move(s, dt):
 def step(p, s, w, dt, crank_omega, water_pump_torque, resolved):
     """One step of length ``dt`` [s] of the scheme in the module docstring; ``crank_omega``
     [rad/s] is the crank's speed, CCW (global), unless the crank is torque driven (then it is
-    not used). ``p`` are the drive's parameter records, ``s``
-    its state views, ``w`` its work views. Requires valid neighbour lists
-    (:func:`belt_fmu.model.contact.rebuild_neighbour_lists`) for the step. ``resolved``: the step is long
+    not used). ``p`` are the drive's parameter records, ``s`` its state views, ``w`` its work
+    views. Requires neighbour lists valid for the step
+    (:func:`belt_fmu.model.contact.update_neighbour_lists`). ``resolved``: the step is long
     enough to resolve the friction forces, which then become the next step's warm start
     (:func:`belt_fmu.model.friction.friction_impulses`)."""
     belt = p.belt[0]
@@ -200,8 +200,7 @@ def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved):
     outside).
     """
     for k in range(n_steps):
-        if w.lists_valid_for[0] < dt:
-            rebuild_neighbour_lists(p, s, w)
+        update_neighbour_lists(p, s, w, dt)
         step(p, s, w, dt, crank_omega, water_pump_torque, resolved)
         w.lists_valid_for[0] -= dt
         if (k + 1) % HEALTH_CHECK_INTERVAL == 0 or k == n_steps - 1:
@@ -277,8 +276,7 @@ def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omeg
     s, w = unpack(parameters, y, work, index_work)
     trial, _ = unpack(parameters, trial_y, work, index_work)
     valid_before = w.lists_valid_for[0]
-    if valid_before < dt:
-        rebuild_neighbour_lists(parameters, trial, w)
+    update_neighbour_lists(parameters, trial, w, dt)
     valid_for = w.lists_valid_for[0]
     step(parameters, trial, w, dt, crank_omega, water_pump_torque, True)  # dt resolves the forces (communicate)
     w.lists_valid_for[0] = valid_before
