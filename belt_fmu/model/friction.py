@@ -84,6 +84,11 @@ FRICTION_LAW = np.dtype(
 
 #: tanh(x) rounds to 1 in double precision for x above 19.06 (1 - tanh x = 2 exp(-2x) < 2^-53)
 TANH_SATURATION = 19.1
+# tanh(x) for |x| <= 0.625 as x + x z P(z)/Q(z), z = x^2, with S. L. Moshier's coefficients
+# (Cephes Math Library, tanh.c; [Moshier 1989] ch. 6), Q's leading 1 implied: relative error
+# below 3e-16
+TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
+TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
 # The kernels both models call (here, in drive.py and tensioner.py) are inlined by numba
 # (inline="always"), not only by LLVM: a caller compiled while its callee is loaded from
@@ -128,6 +133,23 @@ def creep_polynomial(sr, mu, s1, s2, ratio):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def tanh(x):
+    """tanh(x) as [Moshier 1989] computes it: the rational approximation (:data:`TANH_P`) up to
+    |x| = 0.625, ``1 - 2 / (exp(2 |x|) + 1)`` beyond (no cancellation there: tanh > 0.55).
+    libm's tanh is a call whose latency (about 40 ns here) the Newton iteration of
+    :func:`implicit_friction` waits for at every step; this one is inlined arithmetic and
+    one exp (fmu_tests/test_friction_laws.py checks it against np.tanh)."""
+    a = abs(x)
+    if a > 0.625:
+        t = 1.0 - 2.0 / (np.exp(2.0 * a) + 1.0)
+        return t if x > 0.0 else -t
+    z = x * x
+    num = (TANH_P[0] * z + TANH_P[1]) * z + TANH_P[2]
+    den = ((z + TANH_Q[0]) * z + TANH_Q[1]) * z + TANH_Q[2]
+    return x + x * (z * num / den)
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def slip_scale(law, belt_speed):
     """The inverse [s/m] of a velocity law's speed scale: ``4 / v_thr`` (tanh), ``1 / max(|v_belt|,
     v_ref)`` (the creep rate's reference, [Scania thesis] eq. 4.3)."""
@@ -141,7 +163,7 @@ def scaled_coefficient(law, mu, slip_speed, scale):
     """:func:`friction_coefficient` with the law's :func:`slip_scale` ``scale`` computed once:
     the slip enters multiplied by it, so an iteration over the slip divides by nothing."""
     if law.law == LAW_TANH:
-        th = np.tanh(slip_speed * scale)
+        th = tanh(slip_speed * scale)
         return mu * th, mu * (1.0 - th * th) * scale
     coef, slope = creep_polynomial(slip_speed * scale, mu, law.slip_peak, law.slip_saturation,
                                    law.saturation_ratio)

@@ -73,7 +73,7 @@ from numba import njit
 
 from .drive import accelerate_pulleys
 from .friction import (LAW_CREEP_POLYNOMIAL, LAW_GMS, LAW_LUGRE, LAW_TANH, friction_coefficient,
-                       stribeck_with_slope)
+                       stribeck_with_slope, tanh)
 from .outputs import (ANGLE, BEARING_FORCE, BELT_SPEED, CRANK_TORQUE, HUB_FORCE, HUB_FORCE_X, HUB_FORCE_Y, PULLEY_BLOCK,
                       PULLEY_STRIDE, SLIP, SPAN_STRIDE, SPAN_TENSION, SPEED, TENSIONER_ANGLE, TENSIONER_ANGLE_REL)
 from .tensioner import arm_pulley_center, arm_support_torque, arm_torque
@@ -383,7 +383,7 @@ def slip_coefficient(law, mu, slip, belt_speed):
         coef, slope = friction_coefficient(law, mu, v, belt_speed)
         return sign * coef, slope
     vt = STICK_VELOCITY / 4.0
-    th = np.tanh(v / vt)
+    th = tanh(v / vt)
     dth = (1.0 - th * th) / vt
     if law.law == LAW_LUGRE or law.law == LAW_GMS:
         g, dg = stribeck_with_slope(law, mu, v)
