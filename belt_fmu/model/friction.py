@@ -379,7 +379,15 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
     ``h(s) = mass (s - s_free) + dt N m(s) = 0`` with m from :func:`state_law_coefficient`
     by Newton's method from the warm start, keeping a bracket of the points evaluated (and
     bisecting in it, or stepping out of it, when Newton would leave it); then keep the
-    states of the converged slip."""
+    states of the converged slip.
+
+    Convergence is tested on the Newton step before the bracket is: a root found to the last
+    bits gives a step that lands on x itself, the end of the bracket x has just become, and
+    was taken for a step out of it, then bisected toward x one halving at a time (about 36
+    evaluations, the bracket's width down to the 1e-13 m/s tolerance). On the built-in
+    drive with GMS, whose sticking contacts are linear in the slip and so solved exactly by
+    the first step, that was a third of the contacts: 6.1 -> 2.0 evaluations per contact.
+    """
     scale = dt * normal
     width = scale * 2.0 * mu * law.static_ratio / mass + 1e-9
     lo = -np.inf
@@ -396,6 +404,12 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
             lo = x
         slope = mass + scale * dm
         new = x - residual / slope if slope > 0.0 else np.nan
+        step = abs(new - x)  # nan compares false
+        if step <= 1e-13 + 1e-10 * abs(x):
+            # x lies within the tolerance of the root: keep it, and its states (also where the
+            # step lands on the bracket's end x itself, residual ~ 0: not a step out of it)
+            evaluated = True
+            break
         newton = True
         if not (lo < new < hi):  # also catches nan
             newton = False
@@ -405,9 +419,6 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
                 new = x - width if residual > 0.0 else x + width
                 width *= 2.0
         step = abs(new - x)
-        if newton and step <= 1e-13 + 1e-10 * abs(x):
-            evaluated = True  # x lies within the tolerance of the root: keep it, and its states
-            break
         x = new
         if newton_converged(step, previous_step, 1e-13 + 1e-10 * abs(x)) or hi - lo <= 1e-13 + 1e-10 * abs(x):
             break
