@@ -256,11 +256,10 @@ def transverse_damping(belt, s, w):
 #: node or element i at ``k n + i``: element i's matrix entries Q_xx, Q_xy, Q_yy, s_x, s_y (5,
 #: times dt, see the docstring), its right-hand side shares (4: x, y on node i, the negated
 #: ones on i+1; phi on node i, on node i+1), then per node the elimination's -W_i (9,
-#: row-major), F_i (9), r'_i (3; before, r_i; after, S_i^-1 (r'_i - F_i x_0)), S_i^-1 (6: xx
-#: xy xphi yy yphi phiphi; before, A[i, i], then the adjugate of S_i), S_i^-1 F_i (9),
-#: F_i^T S_i^-1 F_i (6; its first column holds 1 / det(S_i) before) and F_i^T S_i^-1 r'_i (3)
-_Q, _SHARE, _W, _F, _R, _S, _PHI, _G, _GR = 0, 5, 9, 18, 27, 30, 36, 45, 51
-IMPLICIT_COLUMNS = 54
+#: row-major), F_i (9), r'_i (3; before, r_i; after, S_i^-1 (r'_i - F_i x_0)), the adjugate
+#: of S_i (6: xx xy xphi yy yphi phiphi; before, A[i, i]) and 1 / det(S_i) (1)
+_Q, _SHARE, _W, _F, _R, _S, _G = 0, 5, 9, 18, 27, 30, 36
+IMPLICIT_COLUMNS = 37
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -545,14 +544,29 @@ def _add3(u, i, x):
     u[U3 * i + U2] += x[2]
 
 
-@njit(cache=True, _nrt=False, fastmath={"reassoc"})
-def _column_sum(work, n, k):
-    """Sum of column k's entries 1..n-1 (the border's terms of :func:`implicit_belt_correction`),
-    reassociated so that the compiler vectorizes it: rounding differs, not the sum."""
-    total = 0.0
+@njit(cache=True, _nrt=False, fastmath={"reassoc", "contract"})
+def _border_sums(work, n):
+    """The border's sums of :func:`implicit_belt_correction` over the nodes 1..n-1, ``sum_i
+    F_i^T S_i^-1 F_i`` (six entries) and ``sum_i F_i^T S_i^-1 r'_i`` (three), from
+    ``S_i^-1`` and ``F_i``, ``r'_i``: a reduction that stores nothing, reassociated so that
+    the compiler vectorizes it (rounding differs, not the sums)."""
+    g0 = g1 = g2 = g3 = g4 = g5 = gr0 = gr1 = gr2 = 0.0
     for i in range(U1, n):
-        total += _get(work, n, k, i)
-    return total
+        f = _get9(work, n, _F, i)
+        phi = _symmetric_product(_scale6(_get6(work, n, _S, i), _get(work, n, _G, i)), f)  # S_i^-1 F_i
+        g = _congruence(f, phi)
+        r = _get3(work, n, _R, i)
+        gr = _transposed_apply(phi, r[0], r[1], r[2])
+        g0 += g[0]
+        g1 += g[1]
+        g2 += g[2]
+        g3 += g[3]
+        g4 += g[4]
+        g5 += g[5]
+        gr0 += gr[0]
+        gr1 += gr[1]
+        gr2 += gr[2]
+    return g0, g1, g2, g3, g4, g5, gr0, gr1, gr2
 
 
 @njit(cache=True, _nrt=False, error_model="numpy", fastmath={"contract"})
@@ -612,15 +626,19 @@ def implicit_belt_correction(belt, s, w, dt):
     The multiply units' throughput is then the bound: about 110 multiplies or fused
     multiply-adds per node (compiled with ``fastmath={"contract"}``) on two units. Everything
     that does not depend on the previous node (the element matrices and right-hand sides,
-    ``A[i, i]`` and ``r_i``, ``S_i^-1 = adj / det``, ``S_i^-1 F_i``, the border's terms and
-    their sums, ``S_i^-1 (r'_i - F_i x_0)``) is in separate loops over the nodes, which the
-    compiler vectorizes (the sums reassociated, :func:`_column_sum`). For that
-    ``w.implicit_work`` is used as a structure of arrays (:data:`IMPLICIT_COLUMNS` arrays of
-    n, entry k of node i at ``k n + i``). This replaced a block Thomas sweep closed by the
+    ``A[i, i]`` and ``r_i``, the border's sums, ``S_i^-1 (r'_i - F_i x_0)``) is in separate
+    loops over the nodes, which the compiler vectorizes. For that ``w.implicit_work`` is
+    used as a structure of arrays (:data:`IMPLICIT_COLUMNS` arrays of n, entry k of node i
+    at ``k n + i``). The border's sums are one reduction that stores nothing
+    (:func:`_border_sums`, reassociated), with ``S_i^-1 F_i`` and ``S_i^-1 = adj / det``
+    formed in it, and the back substitution's ``S_i^-1 (r'_i - F_i x_0)`` likewise: no
+    array of them is written and read back. This replaced a block Thomas sweep closed by the
     Woodbury identity (three extra right-hand sides through both sweeps): 30.5 -> 24.2 us per
     solve at 600 elements, then the one chain 1..n-1 by the twisted order: 23.5-24.0 ->
     20.5-21.4 us (paired, min of 7 x 3000 solves, three runs), equal to rounding (relative
-    difference at most 1.2e-13 at 300, 600, 601 and 1200 elements).
+    difference at most 1.2e-13 at 300, 600, 601 and 1200 elements), then the stored
+    ``S_i^-1``, ``S_i^-1 F_i`` and border terms by the reduction: 20.4 -> 17.8 us
+    (fmu_tests/test_implicit_solve.py checks the solve against a dense one).
     """
     n = np.uint64(s.q.shape[0]) & INDEX_MASK  # masked: see INDEX_MASK
     u = s.u.reshape(-1)
@@ -689,28 +707,8 @@ def implicit_belt_correction(belt, s, w, dt):
     _set6(work, n, _S, mid, adjugate)
     _set(work, n, _G, mid, reciprocal)
 
-    # S_i^-1 = adj(S_i) / det(S_i) (vectorized: out of the recurrences)
-    for i in range(U1, n):
-        _set6(work, n, _S, i, _scale6(_get6(work, n, _S, i), _get(work, n, _G, i)))
-
-    # S_i^-1 F_i, by columns, and the border's terms F_i^T S_i^-1 F_i, F_i^T S_i^-1 r'_i (vectorized loops)
-    for c in range(3):
-        for i in range(U1, n):
-            s_inverse = _get6(work, n, _S, i)
-            phi = _symmetric_apply(s_inverse, _get(work, n, _F + c, i), _get(work, n, _F + 3 + c, i),
-                                   _get(work, n, _F + 6 + c, i))
-            _set(work, n, _PHI + c, i, phi[0])
-            _set(work, n, _PHI + 3 + c, i, phi[1])
-            _set(work, n, _PHI + 6 + c, i, phi[2])
-    for i in range(U1, n):
-        _set6(work, n, _G, i, _congruence(_get9(work, n, _F, i), _get9(work, n, _PHI, i)))
-    for i in range(U1, n):
-        r = _get3(work, n, _R, i)
-        _set3(work, n, _GR, i, _transposed_apply(_get9(work, n, _PHI, i), r[0], r[1], r[2]))
-    g0, g1, g2, g3, g4, g5 = (_column_sum(work, n, _G), _column_sum(work, n, _G + 1), _column_sum(work, n, _G + 2),
-                              _column_sum(work, n, _G + 3), _column_sum(work, n, _G + 4),
-                              _column_sum(work, n, _G + 5))
-    gr0, gr1, gr2 = _column_sum(work, n, _GR), _column_sum(work, n, _GR + 1), _column_sum(work, n, _GR + 2)
+    # the border's sums (a vectorized reduction)
+    g0, g1, g2, g3, g4, g5, gr0, gr1, gr2 = _border_sums(work, n)
 
     # node 0 through its Schur complement S_0
     d = _diagonal(work, n, last, U0, m, rotational)
@@ -720,13 +718,11 @@ def implicit_belt_correction(belt, s, w, dt):
 
     # S_i^-1 r'_i - (S_i^-1 F_i) x_0 (vectorized loop), then the back substitution
     for i in range(U1, n):
-        s_inverse = _get6(work, n, _S, i)
         r = _get3(work, n, _R, i)
-        y = _symmetric_apply(s_inverse, r[0], r[1], r[2])
-        phi = _get9(work, n, _PHI, i)
-        _set3(work, n, _R, i, (y[0] - (phi[0] * x0 + phi[1] * x1 + phi[2] * x2),
-                               y[1] - (phi[3] * x0 + phi[4] * x1 + phi[5] * x2),
-                               y[2] - (phi[6] * x0 + phi[7] * x1 + phi[8] * x2)))
+        f = _get9(work, n, _F, i)
+        _set3(work, n, _R, i, _symmetric_apply(_scale6(_get6(work, n, _S, i), _get(work, n, _G, i)), r[0] - (f[0] * x0 + f[1] * x1 + f[2] * x2),
+                                               r[1] - (f[3] * x0 + f[4] * x1 + f[5] * x2),
+                                               r[2] - (f[6] * x0 + f[7] * x1 + f[8] * x2)))
     # the back substitution from the middle node outward, x_p = y_p - W_p x_q (-W stored), the
     # two chains in step again
     forward = _get3(work, n, _R, mid)
