@@ -89,8 +89,10 @@ def dense_belt_velocity_change(drive) -> np.ndarray:
     n, dt, l0 = drive.views.u.shape[0], drive.dt, belt["rest_length"]
     mass = np.tile([belt["node_mass"], belt["node_mass"], belt["node_inertia"]], n)
     pattern = np.array([[1.0, 0.0, 0.0], [0.0, 4.0, 2.0], [0.0, 2.0, 4.0]])
-    k = pattern * np.array([belt["axial_stiffness"], belt["bending_stiffness"], belt["bending_stiffness"]])[:, None] / l0
-    c = pattern * np.array([belt["axial_damping"], belt["bending_damping"], belt["bending_damping"]])[:, None] / l0
+    stiffness = np.array([belt["axial_stiffness"], belt["bending_stiffness"], belt["bending_stiffness"]])
+    damping = np.array([belt["axial_damping"], belt["bending_damping"], belt["bending_damping"]])
+    k = pattern * stiffness[:, None] / l0
+    c = pattern * damping[:, None] / l0
     h = dt * k + c
     u_start = u - dt * force / mass  # the predictor's start of step
     matrix = np.diag(mass)

@@ -547,13 +547,14 @@ def _add3(u, i, x):
 @njit(cache=True, _nrt=False, fastmath={"reassoc", "contract"})
 def _border_sums(work, n):
     """The border's sums of :func:`implicit_belt_correction` over the nodes 1..n-1, ``sum_i
-    F_i^T S_i^-1 F_i`` (six entries) and ``sum_i F_i^T S_i^-1 r'_i`` (three), from
-    ``S_i^-1`` and ``F_i``, ``r'_i``: a reduction that stores nothing, reassociated so that
-    the compiler vectorizes it (rounding differs, not the sums)."""
+    F_i^T S_i^-1 F_i`` (six entries) and ``sum_i F_i^T S_i^-1 r'_i`` (three), from the
+    adjugate of S_i and 1 / det(S_i), F_i and r'_i: a reduction that stores nothing,
+    reassociated so that the compiler vectorizes it (rounding differs, not the sums)."""
     g0 = g1 = g2 = g3 = g4 = g5 = gr0 = gr1 = gr2 = 0.0
     for i in range(U1, n):
         f = _get9(work, n, _F, i)
-        phi = _symmetric_product(_scale6(_get6(work, n, _S, i), _get(work, n, _G, i)), f)  # S_i^-1 F_i
+        s_inverse = _scale6(_get6(work, n, _S, i), _get(work, n, _G, i))
+        phi = _symmetric_product(s_inverse, f)  # S_i^-1 F_i
         g = _congruence(f, phi)
         r = _get3(work, n, _R, i)
         gr = _transposed_apply(phi, r[0], r[1], r[2])
@@ -716,11 +717,12 @@ def implicit_belt_correction(belt, s, w, dt):
     s0_inverse = _symmetric_inverse(d[0] - g0, d[1] - g1, d[2] - g2, d[3] - g3, d[4] - g4, d[5] - g5)
     x0, x1, x2 = _symmetric_apply(s0_inverse, rhs[0] - gr0, rhs[1] - gr1, rhs[2] - gr2)
 
-    # S_i^-1 r'_i - (S_i^-1 F_i) x_0 (vectorized loop), then the back substitution
+    # S_i^-1 (r'_i - F_i x_0) (vectorized loop), then the back substitution
     for i in range(U1, n):
         r = _get3(work, n, _R, i)
         f = _get9(work, n, _F, i)
-        _set3(work, n, _R, i, _symmetric_apply(_scale6(_get6(work, n, _S, i), _get(work, n, _G, i)), r[0] - (f[0] * x0 + f[1] * x1 + f[2] * x2),
+        s_inverse = _scale6(_get6(work, n, _S, i), _get(work, n, _G, i))
+        _set3(work, n, _R, i, _symmetric_apply(s_inverse, r[0] - (f[0] * x0 + f[1] * x1 + f[2] * x2),
                                                r[1] - (f[3] * x0 + f[4] * x1 + f[5] * x2),
                                                r[2] - (f[6] * x0 + f[7] * x1 + f[8] * x2)))
     # the back substitution from the middle node outward, x_p = y_p - W_p x_q (-W stored), the
