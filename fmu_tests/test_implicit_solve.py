@@ -6,8 +6,9 @@ and meet at a middle row, whose neighbours differ with the parity):
   docstring, ``(1 + 2 b) dN_e - b (e_e . e_(e+1)) dN_(e+1) - b (e_e . e_(e-1)) dN_(e-1) =
   alpha w*_e - c w^n_e``;
 - the axial, bending and shear solve (belt.implicit_belt_correction), assembled here from the
-  equation of its docstring, ``(M + dt sum_e B^T H B) delta = -dt sum_e B^T (H d* - C d^n)``,
-  with each element's rate matrix B written out (not its closed-form product).
+  equation of its docstring, ``(M + dt sum_e B^T H B) delta = -dt sum_e B^T (H d* - G d^n)``
+  (H the axial part's backward Euler and the bending's mass penalty, G what acts on the
+  step's start), with each element's rate matrix B written out (not its closed-form product).
 """
 import dataclasses
 import math
@@ -17,7 +18,7 @@ import pytest
 from numba import njit
 
 from belt_fmu import BeltDrive, load_layout
-from belt_fmu.model.belt import implicit_axial_correction, implicit_belt_correction
+from belt_fmu.model.belt import BENDING_MASS_THETA, implicit_axial_correction, implicit_belt_correction
 
 RPM = 2.0 * math.pi / 60.0
 
@@ -82,7 +83,9 @@ def dense_belt_velocity_change(drive) -> np.ndarray:
     b = e + 1, direction e_e, p = n / l, rates ``d = B (v_a, phi'_a, v_b, phi'_b)`` with
     stretch ``e . (v_b - v_a)`` and end rotations ``phi'_a - p . (v_b - v_a)``,
     ``phi'_b - p . (v_b - v_a)``; ``K = diag(EA, EI [[4, 2], [2, 4]]) / l0``, C likewise with
-    the damping coefficients, H = dt K + C."""
+    the damping coefficients, ``H = dt diag(1, theta, theta) K + C`` (backward Euler on the
+    axial row, the mass penalty theta dt^2 K on the bending rows) and ``G = C`` on the axial
+    row, ``H`` on the bending rows (the penalty acts on the increment d* - d^n only)."""
     belt, w = drive.parameters.belt[0], drive.arrays
     u, force = drive.views.u.reshape(-1), w.node_force.reshape(-1)
     direction, inv_length = w.element_direction, w.element_load[:, 7]
@@ -93,7 +96,9 @@ def dense_belt_velocity_change(drive) -> np.ndarray:
     damping = np.array([belt["axial_damping"], belt["bending_damping"], belt["bending_damping"]])
     k = pattern * stiffness[:, None] / l0
     c = pattern * damping[:, None] / l0
-    h = dt * k + c
+    implicit_share = np.array([1.0, BENDING_MASS_THETA, BENDING_MASS_THETA])[:, None]
+    h = dt * implicit_share * k + c
+    g = np.vstack([c[:1], h[1:]])
     u_start = u - dt * force / mass  # the predictor's start of step
     matrix = np.diag(mass)
     rhs = np.zeros(3 * n)
@@ -105,7 +110,7 @@ def dense_belt_velocity_change(drive) -> np.ndarray:
                           [px, py, 0.0, -px, -py, 1.0]])
         dofs = np.r_[3 * e:3 * e + 3, 3 * ((e + 1) % n):3 * ((e + 1) % n) + 3]
         matrix[np.ix_(dofs, dofs)] += dt * rates.T @ h @ rates
-        rhs[dofs] -= dt * rates.T @ (h @ rates @ u[dofs] - c @ rates @ u_start[dofs])
+        rhs[dofs] -= dt * rates.T @ (h @ rates @ u[dofs] - g @ rates @ u_start[dofs])
     return np.linalg.solve(matrix, rhs).reshape(n, 3)
 
 

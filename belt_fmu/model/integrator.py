@@ -3,18 +3,20 @@
 Scheme: symplectic (semi-implicit) Euler, the explicit scheme of choice for discretized
 rods (PyElastica uses its relatives): velocities first from the forces at the current
 positions, positions from the new velocities. The belt elements' own forces (axial, bending,
-shear, with their Kelvin-Voigt damping) are then made linearly implicit by one O(n) block
-solve (:func:`belt_fmu.model.belt.implicit_belt_correction`, a linearly implicit Euler step
-on that stiff part, [Hairer and Wanner 1996] IV.7), whose modes stiffen as 1/l0 and 1/l0^2:
-so the stable step is set by the explicit contact (and bristle) springs, whose frequency
-does not depend on the element length, and by :data:`~belt_fmu.model.stability.MAX_STEP`
-for accuracy, see :func:`stable_time_step`; the step of a 600-element belt is that of a
-150-element one. Where the explicit bending is stable at that step anyway (the built-in belt
-up to about 155 elements), bending and shear stay explicit and only the axial forces are
-implicit (:func:`belt_fmu.model.belt.implicit_axial_correction`, :func:`choose_bending_scheme`):
-a fifth of the block solve's cost, and without the numerical damping backward Euler adds to
-the bending. :func:`step` is the scheme: it calls, in order, the kernels of the parts
-(belt, contact, drive, friction, tensioner), each computing its share of the forces and
+shear, with their Kelvin-Voigt damping), whose modes stiffen as 1/l0 and 1/l0^2, are then
+made stable at any step by one O(n) block solve
+(:func:`belt_fmu.model.belt.implicit_belt_correction`: a linearly implicit Euler step on the
+axial part, [Hairer and Wanner 1996] IV.7, and a stiffness-proportional mass on the bending,
+[Olovsson, Simonsson and Unosson 2005], which damps nothing numerically): so the stable step
+is set by the explicit contact (and bristle) springs, whose frequency does not depend on the
+element length, and by :data:`~belt_fmu.model.stability.MAX_STEP` for accuracy, see
+:func:`stable_time_step`; the step of a 600-element belt is that of a 150-element one.
+Where the explicit bending is stable at that step anyway (the built-in belt up to about 155
+elements), bending and shear stay explicit and only the axial forces are implicit
+(:func:`belt_fmu.model.belt.implicit_axial_correction`, :func:`choose_bending_scheme`): a
+fifth of the block solve's cost, for the same mean loads (fmu_tests/test_convergence.py).
+:func:`step` is the scheme: it calls, in order, the kernels of the parts (belt, contact,
+drive, friction, tensioner), each computing its share of the forces and
 velocity updates on the state and work views.
 
 Friction is the exception. A regularized friction law is a very stiff damper near zero

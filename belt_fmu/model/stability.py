@@ -4,8 +4,9 @@ kernel is compiled, :func:`belt_fmu.model.integrator.stable_time_step` for the m
 Symplectic Euler on an oscillator of frequency w is stable for ``w dt < 2``; with damping of
 ratio z, for ``w dt < 2 (sqrt(1 + z^2) - z)`` (Hairer, Lubich & Wanner, "Geometric numerical
 integration", 2006, for the undamped limit). The belt's elastic and viscous element forces,
-axial, bending and shear, are integrated linearly implicitly
-(:func:`belt_fmu.model.belt.implicit_belt_correction`), so the modes whose frequencies grow
+axial, bending and shear, are made stable at any step
+(:func:`belt_fmu.model.belt.implicit_belt_correction`: backward Euler on the axial forces, a
+stiffness-proportional mass on the bending and shear), so the modes whose frequencies grow
 as the elements shorten (:func:`implicit_modes`: a node stretching its elements,
 ``w = 2 sqrt(EA / (l0 m))``, rotating against its neighbours' bending stiffness,
 ``2 sqrt(4 EI / (l0 J))``, shearing between them, ``2 sqrt(12 EI / (l0^3 m))``) set no step;
@@ -16,13 +17,15 @@ per node is independent of the element length, and so is the step.
 
 The tension's transverse (string) stiffness ``N / l`` stays explicit, so that the span
 vibrations are not damped numerically. Alone it would bring back a limit ``dt < l0 / c``,
-``c = sqrt(N / m')``; but at the short wavelengths where that bites, the implicit bending
-stiffness dominates: symplectic Euler with the stiffness ``K_i`` implicit and ``K_e``
-explicit is stable while ``dt^2 K_e <= 4 m + dt^2 K_i`` (its amplification matrix), so a
-transverse wave of wavenumber k is stable while ``N k^2 dt^2 <= 4 m' + dt^2 EI k^4``, at every
-k for ``N < 4 sqrt(m' EI) / dt`` (continuum estimate), independent of the element length:
-9.6 kN on the built-in belt at 2e-5 s, far beyond any running tension
-(a 1000-element belt, 1.4 mm elements, runs at 2e-5 s).
+``c = sqrt(N / m')``; but at the short wavelengths where that bites, the bending stiffness
+``K_b`` dominates, and its mass penalty ``theta dt^2 K_b`` (theta = 1/2,
+:data:`belt_fmu.model.belt.BENDING_MASS_THETA`) with it: symplectic Euler with both
+stiffnesses explicit and that mass is stable while ``dt^2 (K_b + K_e) <= 4 (m + theta dt^2
+K_b)`` (its amplification matrix), i.e. ``dt^2 K_e <= 4 m + dt^2 K_b``, so a transverse wave
+of wavenumber k is stable while ``N k^2 dt^2 <= 4 m' + dt^2 EI k^4``, at every k for
+``N < 4 sqrt(m' EI) / dt`` (continuum estimate), independent of the element length: 9.6 kN
+on the built-in belt at 2e-5 s, far beyond any running tension (a 2000-element belt, the
+most a layout allows, 0.7 mm elements, runs at 2e-5 s).
 """
 from __future__ import annotations
 
@@ -31,12 +34,11 @@ from typing import NamedTuple
 
 #: accuracy bound on the time step [s]: the implicit part damps modes with
 #: w dt ~ 1 numerically, so keep w dt < 0.1 up to ~800 Hz (polygon frequencies are higher).
-#: The belt's dissipation is what a longer step costs first: backward Euler adds the bending
-#: damping dt EI, which the belt's wrapping and unwrapping works against. Tried at 4e-5 s
-#: (the contact made implicit too, in the block solve; 800 rpm): the built-in drive's mean
-#: crank torque 3.0 % high at 150 elements and 1.7 % at 300, its hub loads within 0.3 %. A
-#: stiffness-proportional mass in place of the bending's backward Euler (no numerical
-#: damping) diverged at 600 elements and more unless it kept half the backward Euler term
+#: The belt's dissipation is what a longer step costs first. Tried at 4e-5 s (the contact made
+#: implicit too, in the block solve; 800 rpm): with backward Euler on the bending, the
+#: built-in drive's mean crank torque came out 3.0 % high at 150 elements and 1.7 % at 300
+#: (its numerical damping dt EI), the hub loads within 0.3 %; with the stiffness-proportional
+#: mass the model has instead, the 600-element belt and finer ones diverged
 MAX_STEP = 2.0e-5
 #: the pulleys' bearing damping and the tensioner arm's damper and end stops are explicit:
 #: stable while c dt / I < 2 and sqrt(k / I) dt < 2 (module docstring). The layout check asks
@@ -121,8 +123,8 @@ def bending_is_implicit(node_mass, node_inertia, rest_length, bending_stiffness,
     ``safety`` times the explicit stability limit of its bending rotation or shear mode
     (:func:`bending_modes`) is shorter than ``dt``. Where it is not (the built-in belt up to
     about 155 elements), the explicit bending is stable and the implicit solve takes the axial
-    forces alone (:func:`belt_fmu.model.belt.implicit_axial_correction`): cheaper, and without
-    the numerical damping backward Euler adds to the bending."""
+    forces alone (:func:`belt_fmu.model.belt.implicit_axial_correction`): a fifth of the
+    block solve's cost."""
     bending = bending_modes(node_mass, node_inertia, rest_length, bending_stiffness, bending_damping)
     return safety * limiting_mode(bending)[0] < dt
 
