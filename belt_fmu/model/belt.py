@@ -776,6 +776,27 @@ def implicit_belt_correction(belt, s, w, dt):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _axial_rhs(u, force, direction, cosine, rhs, i, j, alpha, c, dt_m):
+    """Element i's (nodes i, j) ``e_i . e_j`` and right-hand side ``alpha w*_i - c w^n_i``
+    (:func:`implicit_axial_correction`)."""
+    ex = direction[U2 * i]
+    ey = direction[U2 * i + U1]
+    cosine[i] = ex * direction[U2 * j] + ey * direction[U2 * j + U1]
+    rate_star = ex * (u[U3 * j] - u[U3 * i]) + ey * (u[U3 * j + U1] - u[U3 * i + U1])
+    # the start-of-step rate: remove the predictor's explicit increment
+    rate_start = rate_star - dt_m * (ex * (force[U3 * j] - force[U3 * i])
+                                     + ey * (force[U3 * j + U1] - force[U3 * i + U1]))
+    rhs[i] = alpha * rate_star - c * rate_start
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _axial_node_change(u, direction, change, i, h, dt_m):
+    """Node i's velocity change from the axial force changes of its elements h = i - 1 and i."""
+    u[U3 * i] += dt_m * (change[i] * direction[U2 * i] - change[h] * direction[U2 * h])
+    u[U3 * i + U1] += dt_m * (change[i] * direction[U2 * i + U1] - change[h] * direction[U2 * h + U1])
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def implicit_axial_correction(belt, s, w, dt):
     """Make the belt's axial stiffness and damping implicit (backward Euler) by correcting the
     node velocities ``s.u``.
@@ -797,7 +818,11 @@ def implicit_axial_correction(belt, s, w, dt):
     application of double factorization", Linear Algebra Appl. 1997): each end's
     recurrence waits on a division per row, and two independent ones overlap in the
     processor (150 elements: 2.53 -> 1.61 us per solve). Both are Gaussian elimination
-    without pivoting on a diagonally dominant matrix, hence stable.
+    without pivoting on a diagonally dominant matrix, hence stable. The loops before and
+    after them (the right-hand side per element, the velocity change per node from its two
+    elements) run on flat views with the closing element and node apart, and the scratch
+    columns are contiguous, so that the compiler vectorizes them (1.74-1.78 -> 1.59-1.62 us
+    per solve, in a loop on a running 150-element drive).
 
     The scheme of belts whose explicit bending is stable at the step (``belt.implicit_bending``
     0, :func:`belt_fmu.model.stability.bending_is_implicit`): a fifth of the cost of
@@ -810,21 +835,19 @@ def implicit_axial_correction(belt, s, w, dt):
     alpha = k * dt + c
     beta = alpha * dt / m
     diag = 1.0 + 2.0 * beta
-    e = w.element_direction
-    node_force = w.node_force
-    # scratch; columns: 0 cos to next, 1 rhs, 2 the eliminated coupling (rows above the
-    # middle k: to the next row; below: to the previous), 3 y, 4 z
-    work = w.implicit_work
-    for i in range(n):
-        j = i + 1 if i + 1 < n else 0
-        work[i, 0] = e[i, 0] * e[j, 0] + e[i, 1] * e[j, 1]
-        rate_star = e[i, 0] * (s.u[j, 0] - s.u[i, 0]) + e[i, 1] * (s.u[j, 1] - s.u[i, 1])
-        # the start-of-step rate: remove the predictor's explicit increment
-        rate_start = rate_star - dt / m * (e[i, 0] * (node_force[j, 0] - node_force[i, 0])
-                                           + e[i, 1] * (node_force[j, 1] - node_force[i, 1]))
-        work[i, 1] = alpha * rate_star - c * rate_start
+    u, force, direction = s.u.reshape(-1), w.node_force.reshape(-1), w.element_direction.reshape(-1)
+    # scratch, per element: e_e . e_(e+1), the right-hand side (then dN), the eliminated
+    # coupling (rows above the middle k: to the next row; below: to the previous), y, z
+    work = w.implicit_work.reshape(-1)
+    cosine, rhs, coupling, y, z = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n], work[4 * n:5 * n]
+    closing = np.uint64(n - 1) & INDEX_MASK  # the closing element, n-1 -> 0 (masked: see INDEX_MASK)
+    dt_m = dt / m
+    # (flat views and the closing element apart: a loop the compiler vectorizes)
+    for i in range(U0, closing):
+        _axial_rhs(u, force, direction, cosine, rhs, i, i + U1, alpha, c, dt_m)
+    _axial_rhs(u, force, direction, cosine, rhs, closing, U0, alpha, c, dt_m)
     # A[e, e+1] = A[e+1, e] = -beta cos_e; corner A[0, n-1] = A[n-1, 0] = -beta cos_{n-1}
-    corner = -beta * work[n - 1, 0]
+    corner = -beta * cosine[n - 1]
     gamma = -diag
     # T = A with b_0 -= gamma, b_{n-1} -= corner^2 / gamma, two right sides: y for the rhs,
     # z for u = (gamma, 0, ..., 0, corner); twisted: eliminated from both ends at once
@@ -833,49 +856,47 @@ def implicit_axial_correction(belt, s, w, dt):
     b_last = diag - corner * corner / gamma
     k = n // 2
     inv = 1.0 / b_first
-    work[0, 2] = -beta * work[0, 0] * inv
-    work[0, 3] = work[0, 1] * inv
-    work[0, 4] = gamma * inv
+    coupling[0] = -beta * cosine[0] * inv
+    y[0] = rhs[0] * inv
+    z[0] = gamma * inv
     last = n - 1
     inv = 1.0 / b_last
-    work[last, 2] = -beta * work[last - 1, 0] * inv
-    work[last, 3] = work[last, 1] * inv
-    work[last, 4] = corner * inv
+    coupling[last] = -beta * cosine[last - 1] * inv
+    y[last] = rhs[last] * inv
+    z[last] = corner * inv
     for t in range(1, k):  # rows 1..k-1 from the top, n-2..k+1 from the bottom
         i = t
-        sub = -beta * work[i - 1, 0]
-        inv = 1.0 / (diag - sub * work[i - 1, 2])
-        work[i, 2] = -beta * work[i, 0] * inv
-        work[i, 3] = (work[i, 1] - sub * work[i - 1, 3]) * inv
-        work[i, 4] = -sub * work[i - 1, 4] * inv
+        sub = -beta * cosine[i - 1]
+        inv = 1.0 / (diag - sub * coupling[i - 1])
+        coupling[i] = -beta * cosine[i] * inv
+        y[i] = (rhs[i] - sub * y[i - 1]) * inv
+        z[i] = -sub * z[i - 1] * inv
         j = last - t
         if j > k:
-            sup = -beta * work[j, 0]
-            inv = 1.0 / (diag - sup * work[j + 1, 2])
-            work[j, 2] = -beta * work[j - 1, 0] * inv
-            work[j, 3] = (work[j, 1] - sup * work[j + 1, 3]) * inv
-            work[j, 4] = -sup * work[j + 1, 4] * inv
-    sub = -beta * work[k - 1, 0]  # row k, where they meet
-    sup = -beta * work[k, 0]
-    inv = 1.0 / (diag - sub * work[k - 1, 2] - sup * work[k + 1, 2])
-    work[k, 3] = (work[k, 1] - sub * work[k - 1, 3] - sup * work[k + 1, 3]) * inv
-    work[k, 4] = (-sub * work[k - 1, 4] - sup * work[k + 1, 4]) * inv
+            sup = -beta * cosine[j]
+            inv = 1.0 / (diag - sup * coupling[j + 1])
+            coupling[j] = -beta * cosine[j - 1] * inv
+            y[j] = (rhs[j] - sup * y[j + 1]) * inv
+            z[j] = -sup * z[j + 1] * inv
+    sub = -beta * cosine[k - 1]  # row k, where they meet
+    sup = -beta * cosine[k]
+    inv = 1.0 / (diag - sub * coupling[k - 1] - sup * coupling[k + 1])
+    y[k] = (rhs[k] - sub * y[k - 1] - sup * y[k + 1]) * inv
+    z[k] = (-sub * z[k - 1] - sup * z[k + 1]) * inv
     for t in range(1, k + 1):  # back substitution from row k to both ends
         i = k - t
-        work[i, 3] -= work[i, 2] * work[i + 1, 3]
-        work[i, 4] -= work[i, 2] * work[i + 1, 4]
+        y[i] -= coupling[i] * y[i + 1]
+        z[i] -= coupling[i] * z[i + 1]
         j = k + t
         if j < n:
-            work[j, 3] -= work[j, 2] * work[j - 1, 3]
-            work[j, 4] -= work[j, 2] * work[j - 1, 4]
+            y[j] -= coupling[j] * y[j - 1]
+            z[j] -= coupling[j] * z[j - 1]
     ratio = corner / gamma
-    factor = (work[0, 3] + ratio * work[n - 1, 3]) / (1.0 + work[0, 4] + ratio * work[n - 1, 4])
-    # dN_e = y_e - factor z_e, applied to both end nodes of each element
-    scale = dt / m
+    factor = (y[0] + ratio * y[n - 1]) / (1.0 + z[0] + ratio * z[n - 1])
+    # dN_e = y_e - factor z_e (over the right-hand side), then each node's change from its
+    # two elements
     for i in range(n):
-        j = i + 1 if i + 1 < n else 0
-        dn = work[i, 3] - factor * work[i, 4]
-        s.u[i, 0] += scale * dn * e[i, 0]
-        s.u[i, 1] += scale * dn * e[i, 1]
-        s.u[j, 0] -= scale * dn * e[i, 0]
-        s.u[j, 1] -= scale * dn * e[i, 1]
+        rhs[i] = y[i] - factor * z[i]
+    _axial_node_change(u, direction, rhs, U0, closing, dt_m)
+    for i in range(U1, closing + U1):
+        _axial_node_change(u, direction, rhs, i, i - U1, dt_m)
