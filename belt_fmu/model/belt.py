@@ -336,6 +336,15 @@ def _element_matrix(direction, load, work, n, i, a_axial, a_bending):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _relative_velocity(u, force, i, j, dt_m):
+    """Node j's velocity relative to node i's after the explicit predictor (x, y), and the
+    predictor's increment of it, ``dt / m (F_j - F_i)``, which recovers the step's start;
+    ``u``, ``force`` flat (n, 3) views, ``dt_m = dt / m``."""
+    return (u[U3 * j] - u[U3 * i], u[U3 * j + U1] - u[U3 * i + U1],
+            dt_m * (force[U3 * j] - force[U3 * i]), dt_m * (force[U3 * j + U1] - force[U3 * i + U1]))
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _element_rhs(u, force, direction, load, work, n, i, j, dt, dt_m, dt_j, h_axial, c_axial, h_bending):
     """Element i's (nodes i, j) share of the right-hand side ``-dt B^T (H d* - G d^n)``,
     ``G = diag(c_a/l0, H_b [[4, 2], [2, 4]])`` (docstring of :func:`implicit_belt_correction`)."""
@@ -344,11 +353,7 @@ def _element_rhs(u, force, direction, load, work, n, i, j, dt, dt_m, dt_j, h_axi
     inv_length = load[U8 * i + U7]
     px = -ey * inv_length
     py = ex * inv_length
-    dvx = u[U3 * j] - u[U3 * i]
-    dvy = u[U3 * j + U1] - u[U3 * i + U1]
-    # the predictor's increments of the relative velocity, to recover the step's start
-    dfx = dt_m * (force[U3 * j] - force[U3 * i])
-    dfy = dt_m * (force[U3 * j + U1] - force[U3 * i + U1])
+    dvx, dvy, dfx, dfy = _relative_velocity(u, force, i, j, dt_m)
     stretch = ex * dvx + ey * dvy
     stretch_start = stretch - (ex * dfx + ey * dfy)
     # the predictor's increments of the end rotations against the chord, d* - d^n
@@ -782,10 +787,9 @@ def _axial_rhs(u, force, direction, cosine, rhs, i, j, alpha, c, dt_m):
     ex = direction[U2 * i]
     ey = direction[U2 * i + U1]
     cosine[i] = ex * direction[U2 * j] + ey * direction[U2 * j + U1]
-    rate_star = ex * (u[U3 * j] - u[U3 * i]) + ey * (u[U3 * j + U1] - u[U3 * i + U1])
-    # the start-of-step rate: remove the predictor's explicit increment
-    rate_start = rate_star - dt_m * (ex * (force[U3 * j] - force[U3 * i])
-                                     + ey * (force[U3 * j + U1] - force[U3 * i + U1]))
+    dvx, dvy, dfx, dfy = _relative_velocity(u, force, i, j, dt_m)
+    rate_star = ex * dvx + ey * dvy
+    rate_start = rate_star - (ex * dfx + ey * dfy)  # the predictor's explicit increment removed
     rhs[i] = alpha * rate_star - c * rate_start
 
 
@@ -840,14 +844,15 @@ def implicit_axial_correction(belt, s, w, dt):
     # coupling (rows above the middle k: to the next row; below: to the previous), y, z
     work = w.implicit_work.reshape(-1)
     cosine, rhs, coupling, y, z = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n], work[4 * n:5 * n]
-    closing = np.uint64(n - 1) & INDEX_MASK  # the closing element, n-1 -> 0 (masked: see INDEX_MASK)
+    last = n - 1  # the closing element, n-1 -> 0 (the recurrences count down from it, signed)
+    closing = np.uint64(last) & INDEX_MASK  # ... as the vectorized loops index it (see INDEX_MASK)
     dt_m = dt / m
     # (flat views and the closing element apart: a loop the compiler vectorizes)
     for i in range(U0, closing):
         _axial_rhs(u, force, direction, cosine, rhs, i, i + U1, alpha, c, dt_m)
     _axial_rhs(u, force, direction, cosine, rhs, closing, U0, alpha, c, dt_m)
     # A[e, e+1] = A[e+1, e] = -beta cos_e; corner A[0, n-1] = A[n-1, 0] = -beta cos_{n-1}
-    corner = -beta * cosine[n - 1]
+    corner = -beta * cosine[last]
     gamma = -diag
     # T = A with b_0 -= gamma, b_{n-1} -= corner^2 / gamma, two right sides: y for the rhs,
     # z for u = (gamma, 0, ..., 0, corner); twisted: eliminated from both ends at once
@@ -859,7 +864,6 @@ def implicit_axial_correction(belt, s, w, dt):
     coupling[0] = -beta * cosine[0] * inv
     y[0] = rhs[0] * inv
     z[0] = gamma * inv
-    last = n - 1
     inv = 1.0 / b_last
     coupling[last] = -beta * cosine[last - 1] * inv
     y[last] = rhs[last] * inv
@@ -892,7 +896,7 @@ def implicit_axial_correction(belt, s, w, dt):
             y[j] -= coupling[j] * y[j - 1]
             z[j] -= coupling[j] * z[j - 1]
     ratio = corner / gamma
-    factor = (y[0] + ratio * y[n - 1]) / (1.0 + z[0] + ratio * z[n - 1])
+    factor = (y[0] + ratio * y[last]) / (1.0 + z[0] + ratio * z[last])
     # dN_e = y_e - factor z_e (over the right-hand side), then each node's change from its
     # two elements
     for i in range(n):
