@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..model.belt import closed_belt_forces, transverse_damping
+from ..model.belt import closed_belt_forces
 from ..model.contact import normal_contact, rebuild_neighbour_lists
 from ..model.drive import pulley_loads, update_pulley_centers
 from ..model.friction import LAW_BRISTLE, LAW_DAHL, LAW_GMS, LAW_LUGRE, friction_coefficient, stribeck
@@ -109,7 +109,6 @@ def _forces(p, s, w, base_q, base_theta, base_centers, base_friction, base_norma
     np_ = p.pulleys.shape[0]
     update_pulley_centers(p, s, w)
     closed_belt_forces(belt, s, w)
-    transverse_damping(belt, s, w)
     normal_contact(p, s, w)
     for k in range(w.contact_count[0]):
         i = w.contact_node[k]

@@ -56,7 +56,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .belt import closed_belt_forces, implicit_axial_correction, implicit_belt_correction, transverse_damping
+from .belt import closed_belt_forces, implicit_axial_correction, implicit_belt_correction
 from .contact import normal_contact, update_neighbour_lists
 from .drive import accelerate_pulleys, update_pulley_centers
 from .friction import friction_impulses
@@ -157,7 +157,6 @@ def step(p, s, w, dt, crank_omega, water_pump_torque, resolved):
 
     # forces at the current positions, friction excluded
     closed_belt_forces(belt, s, w)
-    transverse_damping(belt, s, w)
     normal_contact(p, s, w)  # also lists this step's contacts
 
     # new velocities: explicit predictor, then the implicit parts
