@@ -100,6 +100,32 @@ def test_a_tiny_step_leaves_the_neighbour_lists_valid():
     assert np.array_equal(drive.y, copy.y)
 
 
+def test_no_contact_state_off_the_pulleys():
+    """A pair of a node and a pulley holds no contact state (normal and friction force,
+    slip) unless the node was on the pulley at the last step's start: the neighbour lists'
+    rebuild leaves the pairs off the lists as they are, relying on that. Checked after a run
+    and after a restore to a state 20 ms earlier (the normal forces are work, not state:
+    stale ones would survive the restore), with a margin of 1 mm over the cord circle for
+    the step's motion (0.15 mm at 800 rpm)."""
+    drive = BeltDrive(load_layout())
+    drive.reset(800 * RPM, 2.0, settle_time=0.0)
+    drive.advance(0.01, 800 * RPM, 2.0)
+    saved = drive.get_state()
+    drive.advance(0.02, 800 * RPM, 2.0)
+    for restored in (False, True):
+        if restored:
+            drive.set_state(saved)
+            drive.advance(drive.dt, 800 * RPM, 2.0)
+        s, w = drive.views, drive.arrays
+        radii = drive.parameters.pulleys["radius"]
+        distance = np.hypot(s.q[:, None, 0] - w.centers[None, :, 0], s.q[:, None, 1] - w.centers[None, :, 1])
+        off = distance > radii[None, :] + 1e-3
+        assert np.count_nonzero(~off & (w.normal_force > 0.0)) > 40  # the wraps are in contact
+        for name, pairs in (("normal force", w.normal_force), ("friction force", s.friction_force),
+                            ("slip", s.slip)):
+            assert not np.any(pairs[off]), (name, restored)
+
+
 def test_divergence_is_detected_and_reported():
     """A time step 30 times the stability limit makes the explicit part blow up: the run
     stops with a DivergenceError saying when and why, instead of returning garbage."""

@@ -149,6 +149,7 @@ class BeltDrive:
         init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque,
                                  port_torque=ports)
         self.arrays.lists_valid_for[0] = 0.0
+        self.arrays.normal_force[...] = 0.0  # no contact state off the lists (contact.build_candidates)
         self.control[TRIAL_TAKEN] = 0.0
         self._set_inputs(crank_speed, water_pump_torque, ports)
         self.time = 0.0
@@ -394,6 +395,7 @@ class BeltDrive:
         ports[:] = saved[k:k + ports.size]
         self.y[:] = saved[k + ports.size:]
         self.arrays.lists_valid_for[0] = 0.0  # neighbour lists are rebuilt from the state
+        self.arrays.normal_force[...] = 0.0  # no contact state off the lists (contact.build_candidates)
         self.control[OUTPUTS_CURRENT] = 0.0
         self.control[TRIAL_TAKEN] = 0.0  # the trial step did not rebuild them
 
