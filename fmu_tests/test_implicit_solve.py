@@ -88,7 +88,7 @@ def dense_belt_velocity_change(drive) -> np.ndarray:
     row, ``H`` on the bending rows (the penalty acts on the increment d* - d^n only)."""
     belt, w = drive.parameters.belt[0], drive.arrays
     u, force = drive.views.u.reshape(-1), w.node_force.reshape(-1)
-    direction, inv_length = w.element_direction, w.element_load[:, 7]
+    direction, inv_length = w.element_direction, w.element_load[7]
     n, dt, l0 = drive.views.u.shape[0], drive.dt, belt["rest_length"]
     mass = np.tile([belt["node_mass"], belt["node_mass"], belt["node_inertia"]], n)
     pattern = np.array([[1.0, 0.0, 0.0], [0.0, 4.0, 2.0], [0.0, 2.0, 4.0]])

@@ -100,7 +100,7 @@ def chord_angle(ex, ey):
 # a negative signed index, and that select in every address keeps LLVM from vectorizing them.
 # Loop bounds are masked to 32 bits (INDEX_MASK: a belt has far fewer nodes), which tells the
 # compiler that 8 i + 7 cannot wrap, else it gives up on the runtime checks that would need.
-U0, U1, U2, U3, U4, U5, U6, U7, U8 = (np.uint64(k) for k in (0, 1, 2, 3, 4, 5, 6, 7, 8))
+U0, U1, U2, U3, U4, U5, U6, U7 = (np.uint64(k) for k in (0, 1, 2, 3, 4, 5, 6, 7))
 INDEX_MASK = np.uint64(0xFFFFFFFF)
 
 
@@ -168,34 +168,36 @@ def element_constants(belt):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _store_element(constants, q, u, load, a, b):
+def _store_element(constants, q, u, load, n, a, b):
+    """Element a's :func:`element_loads` into ``load``, the flat (8, n) ``element_load``: a
+    column per quantity, so that the node loop and the implicit solves read contiguous
+    entries and the element loop's stores are contiguous too (as rows of 8 they were
+    scatters, and the element loop was not vectorized: 150-element step 7.5-7.7 -> 6.9-7.2 us,
+    600: 38.9-39.4 -> 36.0-36.6 us)."""
     axial, ex, ey, fx, fy, ma, mb, inv_length = element_loads(constants, q, u, a, b)
-    row = U8 * a
-    load[row] = axial
-    load[row + U1] = ex
-    load[row + U2] = ey
-    load[row + U3] = fx
-    load[row + U4] = fy
-    load[row + U5] = ma
-    load[row + U6] = mb
-    load[row + U7] = inv_length
+    load[a] = axial
+    load[n + a] = ex
+    load[U2 * n + a] = ey
+    load[U3 * n + a] = fx
+    load[U4 * n + a] = fy
+    load[U5 * n + a] = ma
+    load[U6 * n + a] = mb
+    load[U7 * n + a] = inv_length
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _node_load(load, axial_force, direction, node_force, u, damping, i, h):
+def _node_load(load, axial_force, direction, node_force, u, damping, n, i, h):
     """Node i's load from its elements h = i - 1 and i, with its transverse damping
     (:func:`transverse_damping_force`); element i's axial force and direction."""
-    row = U8 * i
-    previous = U8 * h
-    axial_force[i] = load[row]
-    direction[U2 * i] = load[row + U1]
-    direction[U2 * i + U1] = load[row + U2]
-    tx = load[previous + U1] + load[row + U1]
-    ty = load[previous + U2] + load[row + U2]
+    axial_force[i] = load[i]
+    direction[U2 * i] = load[n + i]
+    direction[U2 * i + U1] = load[U2 * n + i]
+    tx = load[n + h] + load[n + i]
+    ty = load[U2 * n + h] + load[U2 * n + i]
     dx, dy = transverse_damping_force(damping, u[U3 * i], u[U3 * i + U1], tx, ty)
-    node_force[U3 * i] = load[row + U3] - load[previous + U3] + dx
-    node_force[U3 * i + U1] = load[row + U4] - load[previous + U4] + dy
-    node_force[U3 * i + U2] = -load[row + U5] - load[previous + U6]
+    node_force[U3 * i] = load[U3 * n + i] - load[U3 * n + h] + dx
+    node_force[U3 * i + U1] = load[U4 * n + i] - load[U4 * n + h] + dy
+    node_force[U3 * i + U2] = -load[U5 * n + i] - load[U6 * n + h]
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
@@ -205,7 +207,7 @@ def closed_belt_forces(belt, s, w):
 
     Reads the state views ``s`` (q, u); overwrites in the work views ``w`` each element's
     axial force ``axial_force`` (n,), chord direction ``element_direction`` (n, 2) and loads
-    ``element_load`` (n, 8), and the node loads ``node_force`` (n, 3): the elements' and the
+    ``element_load`` (8, n), and the node loads ``node_force`` (n, 3): the elements' and the
     damping's.
 
     Written for the compiler's vectorizer: two loops, the elements, then each node's sum of
@@ -219,15 +221,16 @@ def closed_belt_forces(belt, s, w):
     q, u = s.q.reshape(-1), s.u.reshape(-1)
     axial_force, direction = w.axial_force, w.element_direction.reshape(-1)
     load, node_force = w.element_load.reshape(-1), w.node_force.reshape(-1)
-    last = np.uint64(axial_force.shape[0] - 1) & INDEX_MASK
+    n = np.uint64(axial_force.shape[0]) & INDEX_MASK
+    last = n - U1
     constants = element_constants(belt)
     for i in range(U0, last):
-        _store_element(constants, q, u, load, i, i + U1)
-    _store_element(constants, q, u, load, last, U0)
+        _store_element(constants, q, u, load, n, i, i + U1)
+    _store_element(constants, q, u, load, n, last, U0)
     damping = belt.transverse_damping
-    _node_load(load, axial_force, direction, node_force, u, damping, U0, last)
-    for i in range(U1, last + U1):
-        _node_load(load, axial_force, direction, node_force, u, damping, i, i - U1)
+    _node_load(load, axial_force, direction, node_force, u, damping, n, U0, last)
+    for i in range(U1, n):
+        _node_load(load, axial_force, direction, node_force, u, damping, n, i, i - U1)
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -317,7 +320,7 @@ def _element_matrix(direction, load, work, n, i, a_axial, a_bending):
     p``, ``p = n / l`` (docstring of :func:`implicit_belt_correction`), into ``work``."""
     ex = direction[U2 * i]
     ey = direction[U2 * i + U1]
-    inv_length = load[U8 * i + U7]  # of the positions closed_belt_forces saw: not moved since
+    inv_length = load[U7 * n + i]  # of the positions closed_belt_forces saw: not moved since
     px = -ey * inv_length
     py = ex * inv_length
     b12 = 12.0 * a_bending
@@ -344,7 +347,7 @@ def _element_rhs(u, force, direction, load, work, n, i, j, dt, dt_m, dt_j, h_axi
     ``G = diag(c_a/l0, H_b [[4, 2], [2, 4]])`` (docstring of :func:`implicit_belt_correction`)."""
     ex = direction[U2 * i]
     ey = direction[U2 * i + U1]
-    inv_length = load[U8 * i + U7]
+    inv_length = load[U7 * n + i]
     px = -ey * inv_length
     py = ex * inv_length
     dvx, dvy, dfx, dfy = _relative_velocity(u, force, i, j, dt_m)

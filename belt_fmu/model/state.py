@@ -47,9 +47,10 @@ WORK_LAYOUT = (
     ("axial_force", ("n",), "axial force of element i (node i -> i+1), tension positive [N]"),
     ("element_direction", ("n", 2), "unit chord direction of element i"),
     ("implicit_work", ("n", IMPLICIT_COLUMNS), "scratch of the implicit belt solve (belt.implicit_belt_correction)"),
-    ("element_load", ("n", 8), "scratch: element i's axial force, chord direction, force on node i (x, y; node "
-                               "i+1 gets its opposite), the moments it takes from nodes i, i+1 and its inverse "
-                               "chord length [1/m] (belt.element_loads)"),
+    ("element_load", (8, "n"), "scratch, a column per quantity (stored element by element, read contiguously): "
+                               "element i's axial force, chord direction, force on node i (x, y; node i+1 gets "
+                               "its opposite), the moments it takes from nodes i, i+1 and its inverse chord "
+                               "length [1/m] (belt.element_loads)"),
     ("normal_force", ("n", "p"), "contact normal force [N]"),
     ("friction_work", ("k",), "scratch: trial friction states of one contact"),
     ("arm_work", (1,), "scratch: the (stateless) friction solves of the arm and the loads"),
