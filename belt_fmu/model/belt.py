@@ -797,6 +797,28 @@ def _axial_node_change(u, direction, change, i, h, dt_m):
     u[U3 * i + U1] += dt_m * (change[i] * direction[U2 * i + U1] - change[h] * direction[U2 * h + U1])
 
 
+#: the minors of implicit_axial_correction's recurrences are scaled by 2^-MINOR_EXPONENT when
+#: they pass 2^MINOR_EXPONENT (a factor of about 1 + 2 EA dt^2 / (l0 m) per row; exact: a
+#: power of two)
+MINOR_EXPONENT = 512
+MINOR_LIMIT = 2.0 ** MINOR_EXPONENT
+MINOR_SCALE = 2.0 ** -MINOR_EXPONENT
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _minor_step(diag, a, rhs, q, q_before, y, z):
+    """One row of :func:`implicit_axial_correction`'s recurrences, ``a`` its coupling to the
+    previous row: ``Q_i = diag Q_(i-1) - a^2 Q_(i-2)``, ``Y_i = rhs Q_(i-1) - a Y_(i-1)``,
+    ``Z_i = -a Z_(i-1)`` from (Q_(i-1), Q_(i-2), Y_(i-1), Z_(i-1)); returns (Q_i, Q_(i-1),
+    Y_i, Z_i), all scaled by :data:`MINOR_SCALE` if Q_i passed :data:`MINOR_LIMIT`."""
+    q, q_before = diag * q - a * a * q_before, q
+    y = rhs * q_before - a * y
+    z = -a * z
+    if abs(q) > MINOR_LIMIT:
+        return q * MINOR_SCALE, q_before * MINOR_SCALE, y * MINOR_SCALE, z * MINOR_SCALE
+    return q, q_before, y, z
+
+
 @njit(cache=True, _nrt=False, inline="always")
 def implicit_axial_correction(belt, s, w, dt):
     """Make the belt's axial stiffness and damping implicit (backward Euler) by correcting the
@@ -816,10 +838,14 @@ def implicit_axial_correction(belt, s, w, dt):
 
     The elimination runs from both ends at once and meets in the middle (a twisted
     factorization, Parlett and Dhillon, "Fernando's solution to Wilkinson's problem: an
-    application of double factorization", Linear Algebra Appl. 1997): each end's
-    recurrence waits on a division per row, and two independent ones overlap in the
-    processor (150 elements: 2.53 -> 1.61 us per solve). Both are Gaussian elimination
-    without pivoting on a diagonally dominant matrix, hence stable. The loops before and
+    application of double factorization", Linear Algebra Appl. 1997): two independent
+    recurrences overlap in the processor (150 elements: 2.53 -> 1.61 us per solve). Each
+    carries its rows' leading minors instead of the pivots, which are their ratios (the
+    three-term recurrence of a symmetric tridiagonal matrix's leading minors, the Sturm
+    sequence of bisection: Golub and Van Loan, "Matrix computations", 2013, ch. 8), so that
+    no division waits on the previous row's (1.42 -> 1.09-1.15 us per solve).
+    Both are Gaussian elimination without pivoting on a diagonally dominant matrix, hence
+    stable. The loops before and
     after them (the right-hand side per element, the velocity change per node from its two
     elements) run on flat views with the closing element and node apart, and the scratch
     columns are contiguous, so that the compiler vectorizes them (1.74-1.78 -> 1.59-1.62 us
@@ -857,28 +883,36 @@ def implicit_axial_correction(belt, s, w, dt):
     b_first = diag - gamma
     b_last = diag - corner * corner / gamma
     k = n // 2
-    inv = 1.0 / b_first
+    # each chain carries its rows' leading minors Q (rows 0..i from the top, i..n-1 from the
+    # bottom), whose ratios are the pivots, d_i = Q_i / Q_(i-1), and Y = y Q, Z = z Q
+    # (_minor_step): no division on the chains; the eliminated coupling -beta cos_i / d_i and
+    # y, z from them beside
+    q_top, q_top_before, y_top, z_top = b_first, 1.0, rhs[0], gamma
+    inv = 1.0 / q_top
     coupling[0] = -beta * cosine[0] * inv
-    y[0] = rhs[0] * inv
-    z[0] = gamma * inv
-    inv = 1.0 / b_last
+    y[0] = y_top * inv
+    z[0] = z_top * inv
+    q_bottom, q_bottom_before, y_bottom, z_bottom = b_last, 1.0, rhs[last], corner
+    inv = 1.0 / q_bottom
     coupling[last] = -beta * cosine[last - 1] * inv
-    y[last] = rhs[last] * inv
-    z[last] = corner * inv
+    y[last] = y_bottom * inv
+    z[last] = z_bottom * inv
     for t in range(1, k):  # rows 1..k-1 from the top, n-2..k+1 from the bottom
         i = t
-        sub = -beta * cosine[i - 1]
-        inv = 1.0 / (diag - sub * coupling[i - 1])
-        coupling[i] = -beta * cosine[i] * inv
-        y[i] = (rhs[i] - sub * y[i - 1]) * inv
-        z[i] = -sub * z[i - 1] * inv
+        q_top, q_top_before, y_top, z_top = _minor_step(diag, -beta * cosine[i - 1], rhs[i], q_top, q_top_before,
+                                                        y_top, z_top)
+        inv = 1.0 / q_top
+        coupling[i] = -beta * cosine[i] * q_top_before * inv
+        y[i] = y_top * inv
+        z[i] = z_top * inv
         j = last - t
         if j > k:
-            sup = -beta * cosine[j]
-            inv = 1.0 / (diag - sup * coupling[j + 1])
-            coupling[j] = -beta * cosine[j - 1] * inv
-            y[j] = (rhs[j] - sup * y[j + 1]) * inv
-            z[j] = -sup * z[j + 1] * inv
+            q_bottom, q_bottom_before, y_bottom, z_bottom = _minor_step(diag, -beta * cosine[j], rhs[j], q_bottom,
+                                                                        q_bottom_before, y_bottom, z_bottom)
+            inv = 1.0 / q_bottom
+            coupling[j] = -beta * cosine[j - 1] * q_bottom_before * inv
+            y[j] = y_bottom * inv
+            z[j] = z_bottom * inv
     sub = -beta * cosine[k - 1]  # row k, where they meet
     sup = -beta * cosine[k]
     inv = 1.0 / (diag - sub * coupling[k - 1] - sup * coupling[k + 1])
