@@ -37,7 +37,7 @@ from typing import NamedTuple
 #: The belt's dissipation is what a longer step costs first. Tried at 4e-5 s on the built-in
 #: drive (800 rpm, 0.05 s means): the bending's stiffness-proportional mass holds there (with
 #: the contact 10 times softer, so that it stays explicit: 300 and 600 elements stable, loads
-#: within 0.6 % and crank torque within 0.2 % of 2e-5 s); the contact spring is what fails.
+#: within 0.7 % and crank torque within 0.25 % of 2e-5 s); the contact spring is what fails.
 #: Backward Euler on it (linearized in the block solve) dissipates: the mean crank torque
 #: 2.8 % high at 150 elements (0.6 % at 300 already at 2e-5 s), and 300 and 600 elements
 #: diverged within 64 steps. A stiffness-proportional mass on its normal instead (theta 1/2,
