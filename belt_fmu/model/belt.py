@@ -214,9 +214,9 @@ def closed_belt_forces(belt, s, w):
     its two elements and its damping (one loop, which has both chord directions at hand: a
     pass of its own over the nodes cost 0.55 us of a 150-element step's 8.4), each without
     a wrap-around index inside (the closing element and node are done apart), on flat views
-    of the arrays with unsigned indices (:data:`U1`); and the numpy error model (a zero-length element gives non-finite loads, which the
-    integrator's health check reports) instead of a ZeroDivisionError check in every
-    division.
+    of the arrays with unsigned indices (:data:`U1`); and the numpy error model (a
+    zero-length element gives non-finite loads, which the integrator's health check reports)
+    instead of a ZeroDivisionError check in every division.
     """
     q, u = s.q.reshape(-1), s.u.reshape(-1)
     axial_force, direction = w.axial_force, w.element_direction.reshape(-1)
@@ -820,6 +820,17 @@ def _minor_step(diag, a, rhs, q, q_before, y, z):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _eliminated_row(coupling, y, z, row, a_next, q, q_before, y_scaled, z_scaled):
+    """Row ``row`` of :func:`implicit_axial_correction`'s elimination from its chain's minors
+    (:func:`_minor_step`): the pivot ``d = Q_i / Q_(i-1)``, the coupling to the next row
+    ``a_next / d``, and ``y = Y_i / Q_i``, ``z = Z_i / Q_i``."""
+    inv = 1.0 / q
+    coupling[row] = a_next * q_before * inv
+    y[row] = y_scaled * inv
+    z[row] = z_scaled * inv
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def implicit_axial_correction(belt, s, w, dt):
     """Make the belt's axial stiffness and damping implicit (backward Euler) by correcting the
     node velocities ``s.u``.
@@ -843,13 +854,12 @@ def implicit_axial_correction(belt, s, w, dt):
     carries its rows' leading minors instead of the pivots, which are their ratios (the
     three-term recurrence of a symmetric tridiagonal matrix's leading minors, the Sturm
     sequence of bisection: Golub and Van Loan, "Matrix computations", 2013, ch. 8), so that
-    no division waits on the previous row's (1.42 -> 1.09-1.15 us per solve).
-    Both are Gaussian elimination without pivoting on a diagonally dominant matrix, hence
-    stable. The loops before and
-    after them (the right-hand side per element, the velocity change per node from its two
-    elements) run on flat views with the closing element and node apart, and the scratch
-    columns are contiguous, so that the compiler vectorizes them (1.74-1.78 -> 1.59-1.62 us
-    per solve, in a loop on a running 150-element drive).
+    no division waits on the previous row's (1.42 -> 1.09-1.15 us per solve). Both are
+    Gaussian elimination without pivoting on a diagonally dominant matrix, hence stable. The
+    loops before and after them (the right-hand side per element, the velocity change per
+    node from its two elements) run on flat views with the closing element and node apart,
+    and the scratch columns are contiguous, so that the compiler vectorizes them
+    (1.74-1.78 -> 1.59-1.62 us per solve, in a loop on a running 150-element drive).
 
     The scheme of belts whose explicit bending is stable at the step (``belt.implicit_bending``
     0, :func:`belt_fmu.model.stability.bending_is_implicit`): a fifth of the cost of
@@ -864,7 +874,7 @@ def implicit_axial_correction(belt, s, w, dt):
     diag = 1.0 + 2.0 * beta
     u, force, direction = s.u.reshape(-1), w.node_force.reshape(-1), w.element_direction.reshape(-1)
     # scratch, per element: e_e . e_(e+1), the right-hand side (then dN), the eliminated
-    # coupling (rows above the middle k: to the next row; below: to the previous), y, z
+    # coupling (rows above the middle row mid: to the next row; below: to the previous), y, z
     work = w.implicit_work.reshape(-1)
     cosine, rhs, coupling, y, z = work[:n], work[n:2 * n], work[2 * n:3 * n], work[3 * n:4 * n], work[4 * n:5 * n]
     last = n - 1  # the closing element, n-1 -> 0 (the recurrences count down from it, signed)
@@ -879,50 +889,38 @@ def implicit_axial_correction(belt, s, w, dt):
     gamma = -diag
     # T = A with b_0 -= gamma, b_{n-1} -= corner^2 / gamma, two right sides: y for the rhs,
     # z for u = (gamma, 0, ..., 0, corner); twisted: eliminated from both ends at once
-    # (two independent recurrences), meeting at row k
+    # (two independent recurrences), meeting at row mid
     b_first = diag - gamma
     b_last = diag - corner * corner / gamma
-    k = n // 2
+    mid = n // 2
     # each chain carries its rows' leading minors Q (rows 0..i from the top, i..n-1 from the
     # bottom), whose ratios are the pivots, d_i = Q_i / Q_(i-1), and Y = y Q, Z = z Q
     # (_minor_step): no division on the chains; the eliminated coupling -beta cos_i / d_i and
     # y, z from them beside
     q_top, q_top_before, y_top, z_top = b_first, 1.0, rhs[0], gamma
-    inv = 1.0 / q_top
-    coupling[0] = -beta * cosine[0] * inv
-    y[0] = y_top * inv
-    z[0] = z_top * inv
+    _eliminated_row(coupling, y, z, 0, -beta * cosine[0], q_top, q_top_before, y_top, z_top)
     q_bottom, q_bottom_before, y_bottom, z_bottom = b_last, 1.0, rhs[last], corner
-    inv = 1.0 / q_bottom
-    coupling[last] = -beta * cosine[last - 1] * inv
-    y[last] = y_bottom * inv
-    z[last] = z_bottom * inv
-    for t in range(1, k):  # rows 1..k-1 from the top, n-2..k+1 from the bottom
+    _eliminated_row(coupling, y, z, last, -beta * cosine[last - 1], q_bottom, q_bottom_before, y_bottom, z_bottom)
+    for t in range(1, mid):  # rows 1..mid-1 from the top, n-2..mid+1 from the bottom
         i = t
         q_top, q_top_before, y_top, z_top = _minor_step(diag, -beta * cosine[i - 1], rhs[i], q_top, q_top_before,
                                                         y_top, z_top)
-        inv = 1.0 / q_top
-        coupling[i] = -beta * cosine[i] * q_top_before * inv
-        y[i] = y_top * inv
-        z[i] = z_top * inv
+        _eliminated_row(coupling, y, z, i, -beta * cosine[i], q_top, q_top_before, y_top, z_top)
         j = last - t
-        if j > k:
+        if j > mid:
             q_bottom, q_bottom_before, y_bottom, z_bottom = _minor_step(diag, -beta * cosine[j], rhs[j], q_bottom,
                                                                         q_bottom_before, y_bottom, z_bottom)
-            inv = 1.0 / q_bottom
-            coupling[j] = -beta * cosine[j - 1] * q_bottom_before * inv
-            y[j] = y_bottom * inv
-            z[j] = z_bottom * inv
-    sub = -beta * cosine[k - 1]  # row k, where they meet
-    sup = -beta * cosine[k]
-    inv = 1.0 / (diag - sub * coupling[k - 1] - sup * coupling[k + 1])
-    y[k] = (rhs[k] - sub * y[k - 1] - sup * y[k + 1]) * inv
-    z[k] = (-sub * z[k - 1] - sup * z[k + 1]) * inv
-    for t in range(1, k + 1):  # back substitution from row k to both ends
-        i = k - t
+            _eliminated_row(coupling, y, z, j, -beta * cosine[j - 1], q_bottom, q_bottom_before, y_bottom, z_bottom)
+    sub = -beta * cosine[mid - 1]  # row mid, where they meet
+    sup = -beta * cosine[mid]
+    inv = 1.0 / (diag - sub * coupling[mid - 1] - sup * coupling[mid + 1])
+    y[mid] = (rhs[mid] - sub * y[mid - 1] - sup * y[mid + 1]) * inv
+    z[mid] = (-sub * z[mid - 1] - sup * z[mid + 1]) * inv
+    for t in range(1, mid + 1):  # back substitution from row mid to both ends
+        i = mid - t
         y[i] -= coupling[i] * y[i + 1]
         z[i] -= coupling[i] * z[i + 1]
-        j = k + t
+        j = mid + t
         if j < n:
             y[j] -= coupling[j] * y[j - 1]
             z[j] -= coupling[j] * z[j - 1]

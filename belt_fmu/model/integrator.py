@@ -197,8 +197,8 @@ def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved):
     Returns (status, steps taken): the run stops at the first check that finds a
     non-finite value or an overstretched element (checked every
     :data:`HEALTH_CHECK_INTERVAL` steps and at the end). Neighbour lists are rebuilt before a
-    step that ``w.lists_valid_for`` does not cover (set it to 0 after changing the state from
-    outside).
+    step that ``w.lists_valid_for`` does not cover (after changing the state from outside, set
+    it to 0 and clear ``w.normal_force``: BeltDrive._state_replaced).
     """
     for k in range(n_steps):
         update_neighbour_lists(p, s, w, dt)

@@ -148,9 +148,7 @@ class BeltDrive:
         ports = self._port_torques(torques)
         init.place_running_state(self.views, self.geometry, self.parameters, crank_speed, water_pump_torque,
                                  port_torque=ports)
-        self.arrays.lists_valid_for[0] = 0.0
-        self.arrays.normal_force[...] = 0.0  # no contact state off the lists (contact.build_candidates)
-        self.control[TRIAL_TAKEN] = 0.0
+        self._state_replaced()
         self._set_inputs(crank_speed, water_pump_torque, ports)
         self.time = 0.0
         if settle_time > 0.0:
@@ -394,10 +392,17 @@ class BeltDrive:
         self._inputs[:] = saved[1:k]
         ports[:] = saved[k:k + ports.size]
         self.y[:] = saved[k + ports.size:]
-        self.arrays.lists_valid_for[0] = 0.0  # neighbour lists are rebuilt from the state
-        self.arrays.normal_force[...] = 0.0  # no contact state off the lists (contact.build_candidates)
+        self._state_replaced()
         self.control[OUTPUTS_CURRENT] = 0.0
-        self.control[TRIAL_TAKEN] = 0.0  # the trial step did not rebuild them
+
+    def _state_replaced(self) -> None:
+        """What the work buffers knew of the state is void (after reset and set_state): the
+        neighbour lists are rebuilt from the state before the next step, no pair carries a
+        normal force until a step finds it in contact (contact.build_candidates relies on
+        that), and the outputs' trial step is not that step."""
+        self.arrays.lists_valid_for[0] = 0.0
+        self.arrays.normal_force[...] = 0.0
+        self.control[TRIAL_TAKEN] = 0.0
 
 
 class NativeStep:
