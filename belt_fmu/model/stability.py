@@ -130,8 +130,8 @@ def bending_is_implicit(node_mass, node_inertia, rest_length, bending_stiffness,
     ``safety`` times the explicit stability limit of its bending rotation or shear mode
     (:func:`bending_modes`) is shorter than ``dt``. Where it is not (the built-in belt up to
     about 155 elements), the explicit bending is stable and the implicit solve takes the axial
-    forces alone (:func:`belt_fmu.model.belt.implicit_axial_correction`): a fifth of the
-    block solve's cost."""
+    forces alone (:func:`belt_fmu.model.belt.implicit_axial_correction`): a quarter of
+    the block solve's cost."""
     bending = bending_modes(node_mass, node_inertia, rest_length, bending_stiffness, bending_damping)
     return safety * limiting_mode(bending)[0] < dt
 
