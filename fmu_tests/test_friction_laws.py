@@ -12,8 +12,9 @@ import pytest
 from belt_fmu.layout import load_layout_text
 from numba import njit
 
-from belt_fmu.model.friction import (FRICTION_LAW, LAW_CODES, TANH_SATURATION, state_law_coefficient, stribeck,
-                                     tanh)
+from belt_fmu.model.friction import (FORCE_TOLERANCE, FRICTION_LAW, LAW_CODES, TANH_SATURATION, curvature_bound,
+                                     friction_coefficient, implicit_friction, scaled_coefficient, state_law_coefficient,
+                                     stribeck, tanh)
 from belt_fmu.model.system import BeltDrive
 
 from conftest import two_pulley_text
@@ -44,6 +45,87 @@ def test_inlined_tanh_is_within_two_ulp_of_numpys():
     assert np.array_equal(tanh_of(-x), -got)
     saturated = np.abs(x) >= TANH_SATURATION
     assert np.all(np.abs(got[saturated]) == 1.0)
+
+
+# velocity laws: the built-in creep polynomial, one whose fall beyond the peak is the
+# steeper cubic, and tanh with the layout default threshold
+VELOCITY_LAWS = {
+    "creep_builtin": dict(law=LAW_CODES["creep_polynomial"], slip_peak=0.01, slip_saturation=0.05,
+                          saturation_ratio=0.9, reference_speed=1.0),
+    "creep_steep_fall": dict(law=LAW_CODES["creep_polynomial"], slip_peak=0.02, slip_saturation=0.025,
+                             saturation_ratio=0.3, reference_speed=1.0),
+    "tanh": dict(law=LAW_CODES["tanh"], velocity_threshold=0.01),
+}
+
+
+def velocity_law(name):
+    rec = np.zeros(1, FRICTION_LAW)
+    for key, value in VELOCITY_LAWS[name].items():
+        rec[0][key] = value
+    return rec[0]
+
+
+@pytest.mark.parametrize("name", sorted(VELOCITY_LAWS))
+def test_curvature_bound_is_the_velocity_laws_largest_curvature(name):
+    """friction.curvature_bound, on which the velocity laws' solve rests its stopping test, is
+    the largest |d^2 mu/d x^2| / mu over the scaled slip x: no central difference of the
+    analytic slope on a fine grid exceeds it (beyond 1e-6, the quotient's rounding), and one
+    comes within 0.1 % of it (it is attained: 3 / s1^2 at the peak, 6 |ratio - 1| / (s2 -
+    s1)^2 at either end of the fall, 4 / (3 sqrt 3) where tanh = 1 / sqrt 3)."""
+    law = velocity_law(name)
+    top = 3.0 * law["slip_saturation"] if law["law"] != LAW_CODES["tanh"] else 3.0
+    x = np.linspace(0.0, top, 300_001)
+    h = 1e-7 * top
+    curvature = np.array([(scaled_coefficient(law, MU, v + h, 1.0)[1] - scaled_coefficient(law, MU, max(v - h, 0.0),
+                                                                                             1.0)[1])
+                          / (v + h - max(v - h, 0.0)) for v in x]) / MU
+    bound = curvature_bound(law)
+    assert np.max(np.abs(curvature)) <= bound * (1.0 + 1e-6)
+    assert np.max(np.abs(curvature)) >= bound * (1.0 - 1e-3)
+
+
+def exact_slip(law, normal, free_slip, belt_speed, mass, dt):
+    """The root of mass (s - s_free) + dt N sign(s) mu(|s|) = 0 by bisection to the last bit
+    (between 0 and s_free: the friction cannot reverse the slip), independent of the
+    kernel's Newton iteration."""
+    lo, hi = 0.0, abs(free_slip)
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            return np.copysign(mid, free_slip)
+        residual = mass * (mid - abs(free_slip)) + dt * normal * friction_coefficient(law, MU, mid, belt_speed)[0]
+        lo, hi = (lo, mid) if residual > 0.0 else (mid, hi)
+
+
+@pytest.mark.parametrize("name", sorted(VELOCITY_LAWS))
+def test_velocity_law_solve_stops_within_its_tolerance(name):
+    """implicit_friction over 2000 contacts (normal forces 1-300 N, slips without friction from
+    sticking to sliding, node masses of 0.5-5 g against pulleys, dt 2e-5 s) warm-started at
+    the exact slip (by bisection) plus 1e-9 to 1e-2 m/s, so that the solve stops after one to
+    several Newton steps. Each result changes the slip's momentum exactly by its impulse
+    (1e-12), and stops where its docstring says: its force within FORCE_TOLERANCE mu N of the
+    law's at the slip it returns, or that slip within the Newton iteration's 1e-9 of the
+    exact one. A curvature bound ten times too small (steps accepted three times as long)
+    fails this with both creep polynomials."""
+    law = velocity_law(name)
+    rng = np.random.default_rng(7)
+    dt, belt_speed = 2e-5, 7.0
+    state, work = np.zeros(1), np.zeros(1)
+    force_errors = []
+    for _ in range(2000):
+        normal = rng.uniform(1.0, 300.0)
+        mass = rng.uniform(5e-4, 5e-3)
+        free_slip = rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-6.0, 0.0)
+        exact = exact_slip(law, normal, free_slip, belt_speed, mass, dt)
+        guess = exact + rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-9.0, -2.0)
+        force, slip = implicit_friction(law, MU, normal, free_slip, belt_speed, state, work, mass, dt, guess)
+        assert mass * (slip - free_slip) == pytest.approx(dt * force, rel=1e-12, abs=1e-300)
+        law_force = -np.sign(slip) * friction_coefficient(law, MU, abs(slip), belt_speed)[0] * normal
+        force_error = abs(force - law_force) / (MU * normal)
+        force_errors.append(force_error)
+        assert force_error <= FORCE_TOLERANCE or abs(slip - exact) <= 1e-13 + 1e-9 * abs(free_slip)
+    # the stopping test is what ends these solves: errors up to about the tolerance
+    assert max(force_errors) > 0.01 * FORCE_TOLERANCE
 
 
 def law_record(name, **values):
