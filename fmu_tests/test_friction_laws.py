@@ -47,22 +47,20 @@ def test_inlined_tanh_is_within_two_ulp_of_numpys():
     assert np.all(np.abs(got[saturated]) == 1.0)
 
 
-# velocity laws: the built-in creep polynomial, one whose fall beyond the peak is the
-# steeper cubic, and tanh with the layout default threshold
+# velocity laws (law_record's law and values): the built-in creep polynomial, one whose fall
+# beyond the peak is the steeper cubic, and tanh with the layout default threshold
 VELOCITY_LAWS = {
-    "creep_builtin": dict(law=LAW_CODES["creep_polynomial"], slip_peak=0.01, slip_saturation=0.05,
-                          saturation_ratio=0.9, reference_speed=1.0),
-    "creep_steep_fall": dict(law=LAW_CODES["creep_polynomial"], slip_peak=0.02, slip_saturation=0.025,
-                             saturation_ratio=0.3, reference_speed=1.0),
-    "tanh": dict(law=LAW_CODES["tanh"], velocity_threshold=0.01),
+    "creep_builtin": ("creep_polynomial", dict(slip_peak=0.01, slip_saturation=0.05, saturation_ratio=0.9,
+                                               reference_speed=1.0)),
+    "creep_steep_fall": ("creep_polynomial", dict(slip_peak=0.02, slip_saturation=0.025, saturation_ratio=0.3,
+                                                  reference_speed=1.0)),
+    "tanh": ("tanh", dict(velocity_threshold=0.01)),
 }
 
 
 def velocity_law(name):
-    rec = np.zeros(1, FRICTION_LAW)
-    for key, value in VELOCITY_LAWS[name].items():
-        rec[0][key] = value
-    return rec[0]
+    law, values = VELOCITY_LAWS[name]
+    return law_record(law, **values)
 
 
 @pytest.mark.parametrize("name", sorted(VELOCITY_LAWS))
@@ -74,11 +72,11 @@ def test_curvature_bound_is_the_velocity_laws_largest_curvature(name):
     s1)^2 at either end of the fall, 4 / (3 sqrt 3) where tanh = 1 / sqrt 3)."""
     law = velocity_law(name)
     top = 3.0 * law["slip_saturation"] if law["law"] != LAW_CODES["tanh"] else 3.0
-    x = np.linspace(0.0, top, 300_001)
     h = 1e-7 * top
-    curvature = np.array([(scaled_coefficient(law, MU, v + h, 1.0)[1] - scaled_coefficient(law, MU, max(v - h, 0.0),
-                                                                                             1.0)[1])
-                          / (v + h - max(v - h, 0.0)) for v in x]) / MU
+    upper = np.linspace(0.0, top, 300_001) + h
+    lower = np.maximum(upper - 2.0 * h, 0.0)  # the laws are for slips >= 0
+    slope = np.array([[scaled_coefficient(law, MU, v, 1.0)[1] for v in side] for side in (upper, lower)])
+    curvature = (slope[0] - slope[1]) / (upper - lower) / MU
     bound = curvature_bound(law)
     assert np.max(np.abs(curvature)) <= bound * (1.0 + 1e-6)
     assert np.max(np.abs(curvature)) >= bound * (1.0 - 1e-3)
