@@ -20,7 +20,7 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .belt import IMPLICIT_COLUMNS
+from .belt import IMPLICIT_WORK_COLUMNS, SEPARATOR_WORK_SIZE
 from .friction import friction_state_count
 
 #: the state vector y: (name, shape, meaning)
@@ -46,7 +46,8 @@ WORK_LAYOUT = (
     ("node_force", ("n", 3), "force/moment on each node, friction excluded [N, N m]"),
     ("axial_force", ("n",), "axial force of element i (node i -> i+1), tension positive [N]"),
     ("element_direction", ("n", 2), "unit chord direction of element i"),
-    ("implicit_work", ("n", IMPLICIT_COLUMNS), "scratch of the implicit belt solve (belt.implicit_belt_correction)"),
+    ("implicit_work", ("n", IMPLICIT_WORK_COLUMNS), "scratch of the implicit belt solves (belt.implicit_belt_correction, "
+                                                   "belt.implicit_axial_correction)"),
     ("element_load", (8, "n"), "scratch, a column per quantity (stored element by element, read contiguously): "
                                "element i's axial force, chord direction, force on node i (x, y; node i+1 gets "
                                "its opposite), the moments it takes from nodes i, i+1 and its inverse chord "
@@ -65,6 +66,8 @@ WORK_LAYOUT = (
                             "before each advance, 0 where there is no input"),
     ("lists_valid_for", (1,), "time [s] the neighbour lists stay valid (contact.rebuild_neighbour_lists); "
                               "they are rebuilt before a step it does not cover"),
+    ("separator_work", (SEPARATOR_WORK_SIZE,), "scratch of the implicit belt solve's separator system "
+                                               "(belt.implicit_belt_correction)"),
 )
 
 #: the integer work buffer: neighbour lists (rebuilt every few steps) and this step's contacts
@@ -203,6 +206,7 @@ def unpack_work(work, index_work, n, p, k):
         _matrix(work, f, e, 12, n, p, k),  # center_velocity
         _vector(work, f, e, 13, n, p, k),  # port_torque
         _vector(work, f, e, 14, n, p, k),  # lists_valid_for
+        _vector(work, f, e, 15, n, p, k),  # separator_work
         _matrix(index_work, i, x, 0, n, p, k),  # candidates
         _vector(index_work, i, x, 1, n, p, k),  # candidate_count
         _vector(index_work, i, x, 2, n, p, k),  # contact_node
