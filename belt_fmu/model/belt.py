@@ -1023,8 +1023,8 @@ def implicit_axial_correction(belt, s, w, dt):
     (1.74-1.78 -> 1.59-1.62 us per solve, in a loop on a running 150-element drive).
 
     The scheme of belts whose explicit bending is stable at the step (``belt.implicit_bending``
-    0, :func:`belt_fmu.model.stability.bending_is_implicit`): a quarter of the cost
-    of :func:`implicit_belt_correction` (1.1 against 4.6 us at 150 elements), which gives the
+    0, :func:`belt_fmu.model.stability.bending_is_implicit`): half the cost of
+    :func:`implicit_belt_correction` (1.2 against 2.6 us at 150 elements), which gives the
     same mean loads there.
     """
     n = s.q.shape[0]

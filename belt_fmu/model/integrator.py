@@ -13,8 +13,8 @@ element length, and by :data:`~belt_fmu.model.stability.MAX_STEP` for accuracy, 
 :func:`stable_time_step`; the step of a 600-element belt is that of a 150-element one.
 Where the explicit bending is stable at that step anyway (the built-in belt up to about 155
 elements), bending and shear stay explicit and only the axial forces are implicit
-(:func:`belt_fmu.model.belt.implicit_axial_correction`, :func:`choose_bending_scheme`): a
-quarter of the block solve's cost, for the same mean loads (fmu_tests/test_convergence.py).
+(:func:`belt_fmu.model.belt.implicit_axial_correction`, :func:`choose_bending_scheme`): half
+the block solve's cost, for the same mean loads (fmu_tests/test_convergence.py).
 :func:`step` is the scheme: it calls, in order, the kernels of the parts (belt, contact,
 drive, friction, tensioner), each computing its share of the forces and
 velocity updates on the state and work views.

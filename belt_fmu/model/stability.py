@@ -44,8 +44,10 @@ from typing import NamedTuple
 #: the circular path's own change of velocity exempt) is stable at 300 and 600 elements with
 #: the crank torque within 0.04 %, but moves the hub loads by 0.4-2 % at 300 elements and up to
 #: 10 % at 150: that mass resists the nodes' radial motion as they land on a pulley, and its
-#: impulses reach no pulley. (And the block solve costs 11.6 us per 150-element step: 0.29 s
-#: per simulated second at 4e-5 s.)
+#: impulses reach no pulley. (The block solve made a 150-element step 11.6 us then, 0.29 s
+#: per simulated second at 4e-5 s; since it eliminates eight chains at once, 6.7 us against
+#: 5.1 with the explicit bending, on a faster machine (2026-11-26): 0.17 s at 4e-5 s. The
+#: contact, not the solve's cost, is what keeps the step at 2e-5 s.)
 MAX_STEP = 2.0e-5
 #: the pulleys' bearing damping and the tensioner arm's damper and end stops are explicit:
 #: stable while c dt / I < 2 and sqrt(k / I) dt < 2 (module docstring). The layout check asks
@@ -130,8 +132,8 @@ def bending_is_implicit(node_mass, node_inertia, rest_length, bending_stiffness,
     ``safety`` times the explicit stability limit of its bending rotation or shear mode
     (:func:`bending_modes`) is shorter than ``dt``. Where it is not (the built-in belt up to
     about 155 elements), the explicit bending is stable and the implicit solve takes the axial
-    forces alone (:func:`belt_fmu.model.belt.implicit_axial_correction`): a quarter of
-    the block solve's cost."""
+    forces alone (:func:`belt_fmu.model.belt.implicit_axial_correction`): half the block
+    solve's cost."""
     bending = bending_modes(node_mass, node_inertia, rest_length, bending_stiffness, bending_damping)
     return safety * limiting_mode(bending)[0] < dt
 
