@@ -29,13 +29,17 @@ bearing_damping_Nms_per_rad = 0.0
 def test_idler_hub_force_is_the_centrifugally_corrected_vector_sum():
     """Mean hub force over 50 ms (about 140 polygon periods) equals
     sqrt(Ta^2 + Tb^2 - 2 Ta Tb cos(theta)), Ta,b = span tension - m'v^2, within 2 %; the
-    uncorrected sum is 18 % higher, so the check discriminates."""
+    uncorrected sum is 18 % higher, so the check discriminates. The mean is taken after
+    50 ms of running: the formula is the steady state's, and the start's transient put the
+    first 50 ms' mean 2.3 % high on one processor (AVX-512; within 2 % on another, by the
+    rounding alone), the next 50-ms windows 0.1-0.5 %."""
     text = two_pulley_text(n=120, mass=MASS, distance=0.45, extra_pulleys=IDLER)
     layout = load_layout_text(text, source="<idler test drive>")
     wrap = BeltPath.from_layout(layout).wrap_angle[2]
     drive = BeltDrive(layout)
     crank, load = 300.0, 30.0  # belt at 30 m/s
     drive.reset(crank, load)
+    drive.advance(0.05, crank, load)  # settled
     rows = []
     for _ in range(500):
         drive.advance(1e-4, crank, load)
