@@ -438,7 +438,24 @@ class NativeStep:
         self.max_step = drive.dt
         self.crank_sense = float(drive.parameters.roles[0]["crank_sense"])
         self.outputs = drive._output_buffer
-        self.saved = (drive.y, drive.work, drive.index_work, drive.control)
+        # the implicit solves' scratch is written before it is read in every step, so a failed
+        # step need not restore it (at 150 elements 101 of the work buffer's 156 kB)
+        work_kept = _outside(drive.work, drive.arrays.implicit_work, drive.arrays.separator_work)
+        self.saved = (drive.y, *work_kept, drive.index_work, drive.control)
+
+
+def _outside(buffer: np.ndarray, *views: np.ndarray) -> tuple:
+    """The pieces of the flat array ``buffer`` outside ``views`` (contiguous views of it), in order."""
+    base = buffer.ctypes.data
+    spans = sorted(((view.ctypes.data - base) // buffer.itemsize, view.size) for view in views)
+    pieces, at = [], 0
+    for start, size in spans:
+        if start > at:
+            pieces.append(buffer[at:start])
+        at = start + size
+    if at < buffer.size:
+        pieces.append(buffer[at:])
+    return tuple(pieces)
 
 
 def make_drive(layout):
