@@ -612,6 +612,11 @@ def _add9(a, b):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _subtract6(a, b):
+    return a[0] - b[0], a[1] - b[1], a[2] - b[2], a[3] - b[3], a[4] - b[4], a[5] - b[5]
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _border_terms(adjugate, reciprocal, f, r):
     """A node's terms of the border's sums, ``F^T S^-1 F`` (six entries) and ``F^T S^-1 r'``
     (three), from the adjugate of its S and 1 / det(S), its F and r'."""
@@ -702,6 +707,14 @@ def _separator_nodes(k, m, r):
     return k * (m + U1) + min(k, r), size, k + min(k, r)
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _chain_separators(k, r, count):
+    """The indices in the separators' system of chain k's left and right separators (the
+    last of group k, the first of group k + 1, mod ``count``)."""
+    left = k + min(k + U1, r)
+    return left, (left + U1) % count
+
+
 @njit(cache=True, _nrt=False, error_model="numpy")
 def _solve_separators(work, lanes, separators, u, n, m, r, two_bending):
     """The separators' system of :func:`implicit_belt_correction` (the Schur complement of the
@@ -724,21 +737,16 @@ def _solve_separators(work, lanes, separators, u, n, m, r, two_bending):
                 _set9(separators, USEPARATORS, _COUPLING, first, _upper(work, n, node, two_bending))
         last_row = m * LANE_ROW
         for k in range(U0, ULANES):  # each chain's terms at its two separators
-            left = k + min(k + U1, r)
-            right = (left + U1) % count
+            left, right = _chain_separators(k, r, count)
             i = last_row + k
             sums = _get9(lanes, ULANES, _SUMS, i - LANE_ROW)
-            d = _get6(separators, USEPARATORS, _S, left)
             rhs = _get3(separators, USEPARATORS, _R, left)
-            _set6(separators, USEPARATORS, _S, left, (d[0] - sums[0], d[1] - sums[1], d[2] - sums[2], d[3] - sums[3],
-                                                      d[4] - sums[4], d[5] - sums[5]))
+            _set6(separators, USEPARATORS, _S, left, _subtract6(_get6(separators, USEPARATORS, _S, left), sums))
             _set3(separators, USEPARATORS, _R, left, (rhs[0] - sums[6], rhs[1] - sums[7], rhs[2] - sums[8]))
-            kk = _get6(lanes, ULANES, _S, i)
             rc = _get3(lanes, ULANES, _R, i)
-            d = _get6(separators, USEPARATORS, _S, right)
             rhs = _get3(separators, USEPARATORS, _R, right)
-            _set6(separators, USEPARATORS, _S, right, (d[0] - kk[0], d[1] - kk[1], d[2] - kk[2], d[3] - kk[3],
-                                                       d[4] - kk[4], d[5] - kk[5]))
+            _set6(separators, USEPARATORS, _S, right,
+                  _subtract6(_get6(separators, USEPARATORS, _S, right), _get6(lanes, ULANES, _S, i)))
             _set3(separators, USEPARATORS, _R, right, (rhs[0] + rc[0], rhs[1] + rc[1], rhs[2] + rc[2]))
             # A[left, right] = F^T of the step into the right separator
             _set9(separators, USEPARATORS, _COUPLING, left, _transpose(_get9(lanes, ULANES, _F, i)))
@@ -753,26 +761,14 @@ def _solve_separators(work, lanes, separators, u, n, m, r, two_bending):
     for i in range(U2, count):
         adjugate, reciprocal, border, rhs = _pivot_step(s, v, i - U1, i, _negated9(_get9(s, v, _COUPLING, i - U1)),
                                                         adjugate, reciprocal, border, rhs)
-    closing = _get9(s, v, _COUPLING, last)
-    _set9(s, v, _F, last, (border[0] + closing[0], border[1] + closing[1], border[2] + closing[2],
-                           border[3] + closing[3], border[4] + closing[4], border[5] + closing[5],
-                           border[6] + closing[6], border[7] + closing[7], border[8] + closing[8]))
-    g0 = g1 = g2 = g3 = g4 = g5 = gr0 = gr1 = gr2 = 0.0
+    _set9(s, v, _F, last, _add9(border, _get9(s, v, _COUPLING, last)))
+    sums = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(U1, count):
-        g = _border_terms(_get6(s, v, _S, i), _get(s, v, _G, i), _get9(s, v, _F, i), _get3(s, v, _R, i))
-        g0 += g[0]
-        g1 += g[1]
-        g2 += g[2]
-        g3 += g[3]
-        g4 += g[4]
-        g5 += g[5]
-        gr0 += g[6]
-        gr1 += g[7]
-        gr2 += g[8]
-    d = _get6(s, v, _S, U0)
+        sums = _add9(sums, _border_terms(_get6(s, v, _S, i), _get(s, v, _G, i), _get9(s, v, _F, i), _get3(s, v, _R, i)))
+    d = _subtract6(_get6(s, v, _S, U0), sums)
     rhs = _get3(s, v, _R, U0)
-    s0_inverse = _symmetric_inverse(d[0] - g0, d[1] - g1, d[2] - g2, d[3] - g3, d[4] - g4, d[5] - g5)
-    x = _symmetric_apply(s0_inverse, rhs[0] - gr0, rhs[1] - gr1, rhs[2] - gr2)
+    x = _symmetric_apply(_symmetric_inverse(d[0], d[1], d[2], d[3], d[4], d[5]), rhs[0] - sums[6], rhs[1] - sums[7],
+                         rhs[2] - sums[8])
     for i in range(U1, count):
         _set3(s, v, _R, i, _eliminated_border(s, v, i, x))
     _set3(s, v, _R, U0, x)
@@ -793,9 +789,9 @@ def _solve_separators(work, lanes, separators, u, n, m, r, two_bending):
             _add3(u, node + t, _get3(s, v, _R, first + t))
     last_row = m * LANE_ROW
     for k in range(U0, ULANES):
-        left = k + min(k + U1, r)
+        left, right = _chain_separators(k, r, count)
         _set3(lanes, ULANES, _SHARE, last_row + k, _get3(s, v, _R, left))
-        _set3(lanes, ULANES, _R, last_row + k, _get3(s, v, _R, (left + U1) % count))
+        _set3(lanes, ULANES, _R, last_row + k, _get3(s, v, _R, right))
 
 
 @njit(cache=True, _nrt=False, error_model="numpy", fastmath={"contract"})
