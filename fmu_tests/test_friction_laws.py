@@ -13,8 +13,8 @@ from belt_fmu.layout import load_layout_text
 from numba import njit
 
 from belt_fmu.model.friction import (FORCE_TOLERANCE, FRICTION_LAW, LAW_CODES, TANH_SATURATION, curvature_bound,
-                                     friction_coefficient, implicit_friction, scaled_coefficient, state_law_coefficient,
-                                     stribeck, tanh)
+                                     friction_coefficient, implicit_friction, implicit_state_friction, scaled_coefficient,
+                                     state_law_coefficient, stribeck, tanh)
 from belt_fmu.model.system import BeltDrive
 
 from conftest import two_pulley_text
@@ -389,3 +389,55 @@ def test_state_law_slopes_match_difference_quotients(name, slip):
         up = state_law_coefficient(law, MU, slip + h, 2e-5, state, new)[0]
         down = state_law_coefficient(law, MU, slip - h, 2e-5, state, new)[0]
         assert slope == pytest.approx((up - down) / (2 * h), rel=1e-5, abs=1e-9)
+
+
+def coefficient_of_states(law, start, states, slip, dt):
+    """The coefficient m that a state law's ``states`` at the end of a step of ``dt`` [s] from
+    ``start`` at ``slip`` [m/s] stand for (friction.state_law_coefficient's m in terms of them)."""
+    if law["law"] == LAW_CODES["dahl"]:
+        return states[0]
+    if law["law"] == LAW_CODES["lugre"]:
+        return (law["lugre_stiffness"] * states[0] + law["lugre_damping"] * (states[0] - start[0]) / dt
+                + law["lugre_viscous"] * slip)
+    count = law["gms_count"]
+    return float(np.dot(law["gms_weight"][:count], states[0:2 * count:2]))
+
+
+@pytest.mark.parametrize("name", ["dahl", "lugre", "gms"])
+def test_state_law_solve_stops_within_its_tolerance(name):
+    """implicit_state_friction over 1500 contacts (normal forces 1-300 N, node masses of
+    0.5-5 g, slips without friction of 1e-6 to 1 m/s either way, dt 2e-5 s) from the states
+    of a sticking, a sliding and a reversed contact, warm-started 1e-9 to 1e-2 m/s off the
+    slip a cold start finds. Each result changes the slip's momentum exactly by its impulse
+    (1e-12); its force is within FORCE_TOLERANCE mu N of the law's at the slip it returns, or
+    that slip within the iteration's step tolerance of the root (1e-13 + 1e-10 |s|, by the
+    Newton step there); and the states it keeps stand for the law's coefficient at that slip
+    within FORCE_TOLERANCE mu, also where Dahl's and LuGre's solve takes them to first order
+    from the last evaluated slip (implicit_state_friction). Taking them so at the end of the
+    first Newton step, before a contraction is observed, fails this with both."""
+    law = law_record(name)
+    rng = np.random.default_rng(11)
+    dt = 2e-5
+    starts = []
+    for history in ([1e-4] * 3, [0.05] * 50, [0.05] * 50 + [-1e-4] * 3):
+        state, new = np.zeros(6), np.zeros(6)
+        for v in history:
+            state_law_coefficient(law, MU, v, dt, state, new)
+            state[:] = new
+        starts.append(state.copy())
+    work, exact_states = np.zeros(6), np.zeros(6)
+    for _ in range(1500):
+        start = starts[rng.integers(3)]
+        normal = rng.uniform(1.0, 300.0)
+        mass = rng.uniform(5e-4, 5e-3)
+        free_slip = rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-6.0, 0.0)
+        cold = implicit_state_friction(law, MU, normal, free_slip, start.copy(), work, mass, dt, free_slip)[1]
+        guess = cold + rng.choice([-1.0, 1.0]) * 10.0 ** rng.uniform(-9.0, -2.0)
+        states = start.copy()
+        force, slip = implicit_state_friction(law, MU, normal, free_slip, states, work, mass, dt, guess)
+        assert mass * (slip - free_slip) == pytest.approx(dt * force, rel=1e-12, abs=1e-300)
+        m, slope = state_law_coefficient(law, MU, slip, dt, start, exact_states)
+        residual = mass * (slip - free_slip) + dt * normal * m
+        assert (abs(residual) <= FORCE_TOLERANCE * MU * dt * normal
+                or abs(residual) <= (mass + dt * normal * slope) * (1e-13 + 1e-10 * abs(slip)))
+        assert abs(coefficient_of_states(law, start, states, slip, dt) - m) <= FORCE_TOLERANCE * MU
