@@ -1,12 +1,16 @@
 """The state vector and work buffers are laid out by one table each (belt_fmu.model.state):
-the views made in compiled code have the tables' shapes and tile their buffers exactly."""
+the views made in compiled code have the tables' shapes and tile their buffers exactly; the
+contact list in them is split by pulley."""
 from collections import namedtuple
 
 import numpy as np
 import pytest
+from numba import njit
 
+from belt_fmu import BeltDrive, load_layout
+from belt_fmu.model.friction import pulley_contacts
 from belt_fmu.model.state import (INDEX_LAYOUT, STATE_LAYOUT, WORK_LAYOUT, StateViews, Work, buffer_sizes,
-                                  unpack_state, unpack_work)
+                                  unpack, unpack_state, unpack_work)
 
 
 def table_shape(shape, n, p, k):
@@ -51,3 +55,30 @@ def test_state_vector_holds_nodes_pulleys_arm_and_friction_states():
     """6 per node (x, y, phi and their rates), 2 per pulley, 2 for the arm, k friction
     states, the slip and the friction force per contact."""
     assert buffer_sizes(150, 7, 2)[0] == 6 * 150 + 2 * 7 + 2 + 150 * 7 * (2 + 2)
+
+
+@njit(cache=False)
+def contact_ranges(parameters, y, work, index_work):
+    """friction.pulley_contacts of every pulley, (first, end) per row."""
+    _, w = unpack(parameters, y, work, index_work)
+    out = np.empty((parameters.pulleys.shape[0], 2), dtype=np.int64)
+    for j in range(out.shape[0]):
+        out[j, 0], out[j, 1] = pulley_contacts(w, j)
+    return out
+
+
+def test_contact_list_is_split_by_pulley():
+    """After a step of the built-in drive, friction.pulley_contacts gives each pulley a range
+    of the contact list that holds its contacts and no other's, the ranges tile the list in
+    pulley order (the friction sweep, which interleaves them, visits every contact once), and
+    every pulley has contacts."""
+    drive = BeltDrive(load_layout())
+    drive.reset(80.0, settle_time=0.0)
+    drive.advance(drive.dt, 80.0)
+    ranges = contact_ranges(drive.parameters, drive.y, drive.work, drive.index_work)
+    w = drive.arrays
+    assert ranges[0, 0] == 0 and ranges[-1, 1] == w.contact_count[0]
+    assert np.array_equal(ranges[1:, 0], ranges[:-1, 1])
+    for j, (first, end) in enumerate(ranges):
+        assert end > first
+        assert np.all(w.contact_pulley[first:end] == j)

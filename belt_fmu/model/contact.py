@@ -68,7 +68,9 @@ def normal_contact(p, s, w):
     node's load ``w.node_force`` and, opposite, to the pulley's ``w.hub_force`` (which this
     starts for the step, as it does ``w.belt_torque``). The contacts found, with their normal
     direction and distance, form the list ``w.contact_node/pulley/frame[:contact_count[0]]``
-    the friction works on. A listed node out of contact loses its friction state.
+    the friction works on, pulley by pulley
+    (:func:`belt_fmu.model.friction.pulley_contacts`). A listed node out of
+    contact loses its friction state.
     """
     contact = p.contact[0]
     pulleys = p.pulleys
@@ -77,6 +79,7 @@ def normal_contact(p, s, w):
     n_contacts = 0
     for j in range(pulleys.shape[0]):
         rho = pulleys[j].radius
+        w.contact_start[j] = n_contacts
         cx = w.centers[j, 0]
         cy = w.centers[j, 1]
         for k in range(w.candidate_count[j]):

@@ -442,8 +442,8 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
     on either side of the last step as well, where the laws are smooth (a reversal is a kink
     in |v|). That spares the third evaluation, which only confirmed a slip the second's
     step had found and stored its states: LuGre 2.92 -> 2.13 evaluations per contact on the
-    built-in drive, Dahl 2.83 -> 2.02; a 150-element step with LuGre 8.7 -> 7.8-8.0 us
-    (advance in 1 ms chunks, one core). GMS keeps evaluating: its elements switch between
+    built-in drive, Dahl 2.83 -> 2.02; a 150-element step with LuGre 8.6-8.7 -> 8.1 us
+    (bench_model, one core). GMS keeps evaluating: its elements switch between
     sticking and slipping within a step of the slip, and it ends at 2.0 evaluations anyway.
 
     Convergence is tested on the Newton step before the bracket is: a root found to the last
@@ -510,6 +510,26 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def pulley_contacts(w, j):
+    """(first, end): pulley j's contacts are ``first <= k < end`` of this step's contact
+    list (:func:`belt_fmu.model.contact.normal_contact` lists them pulley by pulley)."""
+    end = w.contact_start[j + 1] if j + 1 < w.contact_start.shape[0] else w.contact_count[0]
+    return w.contact_start[j], end
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def interleaved_sweep(law) -> bool:
+    """Whether :func:`friction_impulses` sweeps the contacts of law code ``law`` in rounds
+    across the pulleys: for the laws whose solve iterates on a chain of exp and divisions
+    (tanh, Dahl, LuGre), whose contacts the processor then overlaps. bench_model at 150
+    elements (one core, paired, two rounds; s per simulated s): LuGre 0.405 -> 0.384-0.392,
+    Dahl 0.293 -> 0.285-0.289, tanh 0.284-0.286 -> 0.280-0.283; the rounds' bookkeeping
+    cost the others more than it gained them (bristle 0.199-0.200 -> 0.206-0.209, GMS
+    0.284-0.287 -> 0.295, creep polynomial 0.247-0.249 -> 0.249-0.252)."""
+    return law == LAW_TANH or law == LAW_DAHL or law == LAW_LUGRE
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def friction_impulses(p, s, w, dt, resolved):
     """Friction of this step's contacts (``w.contact_*``), implicit, contact by contact.
 
@@ -555,30 +575,54 @@ def friction_impulses(p, s, w, dt, resolved):
         j = w.contact_pulley[k]
         if j != crank:
             s.omega[j] -= dt * w.contact_frame[k, 2] * s.friction_force[w.contact_node[k], j] / pulleys[j].inertia
-    for k in range(w.contact_count[0]):
-        i = w.contact_node[k]
-        j = w.contact_pulley[k]
-        tx = -w.contact_frame[k, 1]
-        ty = w.contact_frame[k, 0]
-        r = w.contact_frame[k, 2]
-        # the driven crank's speed is an input: its contacts leave it as it is, rather than
-        # adding 0 (which made each wait for the previous one's force: 0.2 us of a
-        # 150-element step, 0.3 with the bristle law)
-        driven = j == crank
-        inv_inertia = 0.0 if driven else 1.0 / pulleys[j].inertia
-        if not driven:
-            s.omega[j] += dt * r * s.friction_force[i, j] * inv_inertia  # this contact's warm start back off
-        vt = s.u[i, 0] * tx + s.u[i, 1] * ty
-        free_slip = vt - (w.center_velocity[j, 0] * tx + w.center_velocity[j, 1] * ty) - s.omega[j] * r
-        mass = 1.0 / (inv_m + r * r * inv_inertia)
-        f, s.slip[i, j] = implicit_friction(p.friction[0], pulleys[j].effective_mu, w.normal_force[i, j], free_slip,
-                                            vt, s.friction[i, j], w.friction_work, mass, dt, s.slip[i, j])
-        if resolved:
-            s.friction_force[i, j] = f
-        s.u[i, 0] += dt * f * tx * inv_m
-        s.u[i, 1] += dt * f * ty * inv_m
-        if not driven:
-            s.omega[j] -= dt * r * f * inv_inertia
-        w.hub_force[j, 0] -= f * tx
-        w.hub_force[j, 1] -= f * ty
-        w.belt_torque[j] -= r * f
+    if not interleaved_sweep(p.friction[0].law):
+        for k in range(w.contact_count[0]):
+            contact_friction(p, s, w, k, crank, inv_m, dt, resolved)
+        return
+    # The pulleys' contacts in rounds, round r taking the r-th contact of every pulley: each
+    # pulley's in list order, as above, but interleaved with the other pulleys', so that
+    # consecutive contacts are independent and the processor overlaps their solves (those
+    # of one pulley wait for each other's impulses). The same forces bit for bit.
+    rounds = 0
+    for j in range(pulleys.shape[0]):
+        first, end = pulley_contacts(w, j)
+        rounds = max(rounds, end - first)
+    for round_ in range(rounds):
+        for j in range(pulleys.shape[0]):
+            first, end = pulley_contacts(w, j)
+            if first + round_ < end:
+                contact_friction(p, s, w, first + round_, crank, inv_m, dt, resolved)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def contact_friction(p, s, w, k, crank, inv_m, dt, resolved):
+    """Contact k's share of :func:`friction_impulses`: its friction force by
+    :func:`implicit_friction`, applied to its node and pulley (``crank``: the speed-driven
+    crank's index, else -1; ``inv_m``: 1 / the node mass)."""
+    pulleys = p.pulleys
+    i = w.contact_node[k]
+    j = w.contact_pulley[k]
+    tx = -w.contact_frame[k, 1]
+    ty = w.contact_frame[k, 0]
+    r = w.contact_frame[k, 2]
+    # the driven crank's speed is an input: its contacts leave it as it is, rather than
+    # adding 0 (which made each wait for the previous one's force: 0.2 us of a
+    # 150-element step, 0.3 with the bristle law)
+    driven = j == crank
+    inv_inertia = 0.0 if driven else 1.0 / pulleys[j].inertia
+    if not driven:
+        s.omega[j] += dt * r * s.friction_force[i, j] * inv_inertia  # this contact's warm start back off
+    vt = s.u[i, 0] * tx + s.u[i, 1] * ty
+    free_slip = vt - (w.center_velocity[j, 0] * tx + w.center_velocity[j, 1] * ty) - s.omega[j] * r
+    mass = 1.0 / (inv_m + r * r * inv_inertia)
+    f, s.slip[i, j] = implicit_friction(p.friction[0], pulleys[j].effective_mu, w.normal_force[i, j], free_slip,
+                                        vt, s.friction[i, j], w.friction_work, mass, dt, s.slip[i, j])
+    if resolved:
+        s.friction_force[i, j] = f
+    s.u[i, 0] += dt * f * tx * inv_m
+    s.u[i, 1] += dt * f * ty * inv_m
+    if not driven:
+        s.omega[j] -= dt * r * f * inv_inertia
+    w.hub_force[j, 0] -= f * tx
+    w.hub_force[j, 1] -= f * ty
+    w.belt_torque[j] -= r * f

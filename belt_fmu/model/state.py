@@ -77,6 +77,7 @@ INDEX_LAYOUT = (
     ("contact_node", ("np",), "node of contact k, k < contact_count[0]"),
     ("contact_pulley", ("np",), "pulley of contact k"),
     ("contact_count", (1,), "contacts of this step"),
+    ("contact_start", ("p",), "first contact of pulley j in the list (friction.pulley_contacts)"),
     ("span_members", ("n",), "scratch: elements of the span being measured"),
 )
 
@@ -212,7 +213,8 @@ def unpack_work(work, index_work, n, p, k):
         _vector(index_work, i, x, 2, n, p, k),  # contact_node
         _vector(index_work, i, x, 3, n, p, k),  # contact_pulley
         _vector(index_work, i, x, 4, n, p, k),  # contact_count
-        _vector(index_work, i, x, 5, n, p, k),  # span_members
+        _vector(index_work, i, x, 5, n, p, k),  # contact_start
+        _vector(index_work, i, x, 6, n, p, k),  # span_members
     )
 
 
