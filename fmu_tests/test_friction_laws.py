@@ -373,17 +373,27 @@ def test_kubas_2017_case_1_span_forces_after_start_up():
     assert (tight - slack) * 0.1 == pytest.approx(100.0 / (2 * np.pi) * speed, rel=0.02)
 
 
+def contact_states(law, dt):
+    """The states of a sticking, a sliding and a reversed contact: after 3 steps of ``dt`` at
+    0.1 mm/s, 50 at 5 cm/s, and 50 at 5 cm/s then 3 at -0.1 mm/s."""
+    states = []
+    for history in ([1e-4] * 3, [0.05] * 50, [0.05] * 50 + [-1e-4] * 3):
+        state, new = np.zeros(6), np.zeros(6)
+        for v in history:
+            state_law_coefficient(law, MU, v, dt, state, new)
+            state[:] = new
+        states.append(state)
+    return states
+
+
 @pytest.mark.parametrize("name", ["dahl", "lugre", "gms"])
 @pytest.mark.parametrize("slip", [-0.3, -2e-3, -1e-5, 1e-5, 2e-3, 0.3])
 def test_state_law_slopes_match_difference_quotients(name, slip):
     """The analytic dm/d(slip) the implicit solve uses equals a central difference quotient
     (relative 1e-5) from states of a sticking, a sliding and a reversed contact."""
     law = law_record(name)
-    for history in ([1e-4] * 3, [0.05] * 50, [0.05] * 50 + [-1e-4] * 3):
-        state, new = np.zeros(6), np.zeros(6)
-        for v in history:
-            state_law_coefficient(law, MU, v, 2e-5, state, new)
-            state[:] = new
+    new = np.zeros(6)
+    for state in contact_states(law, 2e-5):
         _, slope = state_law_coefficient(law, MU, slip, 2e-5, state, new)
         h = 1e-7 * max(abs(slip), 1e-3)  # keeps slip +- h on one side of zero here
         up = state_law_coefficient(law, MU, slip + h, 2e-5, state, new)[0]
@@ -418,13 +428,7 @@ def test_state_law_solve_stops_within_its_tolerance(name):
     law = law_record(name)
     rng = np.random.default_rng(11)
     dt = 2e-5
-    starts = []
-    for history in ([1e-4] * 3, [0.05] * 50, [0.05] * 50 + [-1e-4] * 3):
-        state, new = np.zeros(6), np.zeros(6)
-        for v in history:
-            state_law_coefficient(law, MU, v, dt, state, new)
-            state[:] = new
-        starts.append(state.copy())
+    starts = contact_states(law, dt)
     work, exact_states = np.zeros(6), np.zeros(6)
     for _ in range(1500):
         start = starts[rng.integers(3)]
