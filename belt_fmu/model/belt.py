@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 TWO_PI = 2.0 * np.pi
+INVERSE_TWO_PI = 1.0 / TWO_PI
 
 #: The belt as the kernels see it: n nodes joined in a closed loop by n elements (element i
 #: joins node i to i+1), each node carrying one element's worth of the belt's mass.
@@ -51,8 +52,11 @@ BELT = np.dtype(
 
 @njit(cache=True, _nrt=False, inline="always")
 def wrap_angle(a):
-    """``a`` mapped into [-pi, pi)."""
-    return a - TWO_PI * np.floor((a + np.pi) / TWO_PI)
+    """``a`` mapped into [-pi, pi) (an angle within rounding of an odd multiple of pi may come
+    out as +pi, the same direction). Multiplied by 1/(2 pi), not divided by 2 pi: two
+    divisions fewer per element in :func:`closed_belt_forces`; the same result wherever the
+    floor is the same."""
+    return a - TWO_PI * np.floor((a + np.pi) * INVERSE_TWO_PI)
 
 
 # atan(x) for 0 <= x <= 0.66 as x + x z P(z)/Q(z), z = x^2, with S. L. Moshier's coefficients
@@ -200,7 +204,7 @@ def _node_load(load, axial_force, direction, node_force, u, damping, n, i, h):
     node_force[U3 * i + U2] = -load[U5 * n + i] - load[U6 * n + h]
 
 
-@njit(cache=True, _nrt=False, error_model="numpy")
+@njit(cache=True, _nrt=False, error_model="numpy", fastmath={"contract"})
 def closed_belt_forces(belt, s, w):
     """Element loads of the closed belt loop, element i joining node i to node i+1 (mod n),
     and each node's transverse damping (:func:`transverse_damping_force`).
@@ -217,6 +221,12 @@ def closed_belt_forces(belt, s, w):
     of the arrays with unsigned indices (:data:`U1`); and the numpy error model (a
     zero-length element gives non-finite loads, which the integrator's health check reports)
     instead of a ZeroDivisionError check in every division.
+
+    Compiled with fused multiply-adds (numba's fastmath flag "contract" alone: ``a b + c``
+    rounded once, nothing reassociated), as the block solve is: 1.42-1.44 -> 1.34 us per
+    call at 150 elements, in a loop on a settled drive (2026-11-27). The outputs after 20 ms
+    of the built-in drive moved by at most 7e-10 relative, rounding amplified over 1000
+    steps.
     """
     q, u = s.q.reshape(-1), s.u.reshape(-1)
     axial_force, direction = w.axial_force, w.element_direction.reshape(-1)
