@@ -510,6 +510,120 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def unbranched_coefficient(law, tanh_law, mu, slip_speed, scale):
+    """:func:`scaled_coefficient` (coefficient and slope) in arithmetic and selects only, for
+    :func:`velocity_batch`, and whether it is the law's: the same operations, so the same
+    bits. tanh (``tanh_law`` True): the rational form of :func:`tanh` alone, its value up to
+    |x| = 0.625 (beyond, the result is flagged); the creep polynomial: its three pieces
+    computed, the one of the creep rate selected."""
+    x = slip_speed * scale
+    if tanh_law:
+        z = x * x
+        num = (TANH_P[0] * z + TANH_P[1]) * z + TANH_P[2]
+        den = ((z + TANH_Q[0]) * z + TANH_Q[1]) * z + TANH_Q[2]
+        th = x + x * (z * num / den)
+        return mu * th, mu * (1.0 - th * th) * scale, abs(x) <= 0.625
+    s1 = law.slip_peak
+    s2 = law.slip_saturation
+    inverse = 1.0 / s1
+    x1 = x * inverse
+    rise, rise_slope = mu * x1 * (1.5 - 0.5 * x1 * x1), mu * 1.5 * (1.0 - x1 * x1) * inverse
+    inverse2 = 1.0 / (s2 - s1)
+    x2 = (x - s1) * inverse2
+    mu2 = law.saturation_ratio * mu
+    fall, fall_slope = mu + (mu2 - mu) * x2 * x2 * (3.0 - 2.0 * x2), (mu2 - mu) * 6.0 * x2 * (1.0 - x2) * inverse2
+    coef = rise if x < s1 else (fall if x < s2 else mu2)
+    slope = rise_slope if x < s1 else (fall_slope if x < s2 else 0.0)
+    return coef, slope * scale, True
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _batch_iteration(law, tanh_law, x, lo, lo_res, lo_slope, hi, previous_step, mu, mass, target, scale, speed_scale,
+                     tolerance, accepted_step2):
+    """One iteration of :func:`implicit_friction`'s loop for a velocity law, in selects
+    (:func:`velocity_batch`): (new x, lo, lo_res, lo_slope, hi, the step kept for the next
+    test, whether the loop stops here, whether the law was evaluated in its own form)."""
+    coef, slope, exact = unbranched_coefficient(law, tanh_law, mu, x, speed_scale)
+    residual = mass * (x - target) + scale * coef
+    dres = mass + scale * slope
+    above = residual > 0.0
+    hi = x if above else hi
+    lo = lo if above else x
+    lo_res = lo_res if above else residual
+    lo_slope = lo_slope if above else dres
+    new = x - residual / dres
+    sticking_side = lo - lo_res / lo_slope
+    newton = not (new <= lo)
+    new = new if newton else sticking_side
+    inside = lo <= new and new <= hi
+    new = new if inside else 0.5 * (lo + hi)
+    newton = newton and inside
+    step = abs(new - x)
+    stop = (newton and step * step <= accepted_step2) or newton_converged(step, previous_step, tolerance)
+    return new, lo, lo_res, lo_slope, hi, step if newton else 0.0, stop, exact
+
+
+#: the columns of ``w.contact_batch`` (velocity_batch): inputs, then results
+(BATCH_FREE_SLIP, BATCH_NORMAL, BATCH_BELT_SPEED, BATCH_GUESS, BATCH_FORCE, BATCH_SLIP, BATCH_SOLVED,
+ BATCH_COLUMNS) = range(8)
+
+
+@njit(cache=True, _nrt=False, error_model="numpy")
+def velocity_batch(law, batch, count, mu, mass, dt):
+    """:func:`implicit_friction` of ``count`` independent contacts of a velocity law, of one
+    pulley's coefficient ``mu`` and effective mass ``mass``, at once: its first two
+    iterations, in arithmetic and selects (:func:`_batch_iteration`), so that the compiler
+    runs the contacts in SIMD lanes (the numpy error model: no ZeroDivisionError branch in
+    the divisions). ``batch`` holds the columns of :data:`BATCH_FREE_SLIP` ... ; where the
+    solve stops within these iterations, the force and slip are written with
+    ``BATCH_SOLVED`` 1: the same bits as :func:`implicit_friction` (the same operations).
+    Elsewhere (0): a contact without slip, one sliding on the saturated tanh law
+    (:func:`saturated_sliding`), a tanh slip beyond the rational form, or one needing more
+    iterations, left to :func:`implicit_friction`."""
+    tanh_law = law.law == LAW_TANH
+    n = batch.shape[0] // BATCH_COLUMNS
+    free, normal, belt_speed = batch[:n], batch[n:2 * n], batch[2 * n:3 * n]
+    guess, force, slip, solved = batch[3 * n:4 * n], batch[4 * n:5 * n], batch[5 * n:6 * n], batch[6 * n:7 * n]
+    curvature = curvature_bound(law)
+    if tanh_law:
+        for k in range(count):
+            _batch_contact(law, True, free, normal, belt_speed, guess, force, slip, solved, k, mu, mass, dt, curvature)
+    else:
+        for k in range(count):
+            _batch_contact(law, False, free, normal, belt_speed, guess, force, slip, solved, k, mu, mass, dt,
+                           curvature)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _batch_contact(law, tanh_law, free, normal, belt_speed, guess, force, slip, solved, k, mu, mass, dt, curvature):
+    """Contact k of :func:`velocity_batch`."""
+    free_slip = free[k]
+    sign = 1.0 if free_slip >= 0.0 else -1.0
+    target = sign * free_slip
+    scale = dt * normal[k]
+    speed_scale = 4.0 / law.velocity_threshold if tanh_law else 1.0 / max(abs(belt_speed[k]), law.reference_speed)
+    sliding = target - dt * (mu * normal[k]) / mass
+    saturated = tanh_law and 4.0 * sliding > TANH_SATURATION * law.velocity_threshold
+    accepted_step2 = 2.0 * FORCE_TOLERANCE / (curvature * speed_scale * speed_scale)
+    tolerance = 1e-13 + 1e-9 * target
+    lo_res = -mass * target
+    lo_slope = mass + scale * unbranched_coefficient(law, tanh_law, mu, 0.0, speed_scale)[1]
+    x = sign * guess[k]
+    x = x if 0.0 < x and x < target else 0.0 - lo_res / lo_slope
+    x1, lo, lo_res, lo_slope, hi, step1, stop1, exact1 = _batch_iteration(
+        law, tanh_law, x, 0.0, lo_res, lo_slope, target, 0.0, mu, mass, target, scale, speed_scale, tolerance,
+        accepted_step2)
+    x2, _, _, _, _, _, stop2, exact2 = _batch_iteration(
+        law, tanh_law, x1, lo, lo_res, lo_slope, hi, step1, mu, mass, target, scale, speed_scale, tolerance,
+        accepted_step2)
+    end = x1 if stop1 else x2
+    force[k] = -sign * mass * (target - end) / dt
+    slip[k] = sign * end
+    ok = target != 0.0 and not saturated and exact1 and (stop1 or (stop2 and exact2))
+    solved[k] = 1.0 if ok else 0.0
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def pulley_contacts(w, j):
     """(first, end): pulley j's contacts are ``first <= k < end`` of this step's contact
     list (:func:`belt_fmu.model.contact.normal_contact` lists them pulley by pulley)."""
@@ -561,6 +675,10 @@ def friction_impulses(p, s, w, dt, resolved):
     at its step of 1e-5 s, 10 % at 2e-5 s; with the warm start within 1 % of its
     ``dt -> 0`` value from 5e-6 to 3e-5 s).
 
+    A speed-driven crank's contacts do not wait for each other (no impulse changes its
+    speed); with a velocity law they are solved at once, in SIMD lanes
+    (:func:`driven_pulley_friction`, :func:`velocity_batch`), the same forces bit for bit.
+
     Only a ``resolved`` step, one long enough to resolve the friction forces
     (:data:`belt_fmu.model.integrator.TRIAL_STEP_FRACTION` of the nominal step at least),
     stores its forces as the next step's warm start: the force over a 1e-12 s step is the
@@ -575,9 +693,14 @@ def friction_impulses(p, s, w, dt, resolved):
         j = w.contact_pulley[k]
         if j != crank:
             s.omega[j] -= dt * w.contact_frame[k, 2] * s.friction_force[w.contact_node[k], j] / pulleys[j].inertia
+    batched = -1  # the pulley whose contacts were solved at once
+    if crank >= 0 and not is_state_law(p.friction[0].law) and p.friction[0].law != LAW_BRISTLE:
+        batched = crank
+        driven_pulley_friction(p, s, w, crank, inv_m, dt, resolved)
     if not interleaved_sweep(p.friction[0].law):
         for k in range(w.contact_count[0]):
-            contact_friction(p, s, w, k, crank, inv_m, dt, resolved)
+            if w.contact_pulley[k] != batched:
+                contact_friction(p, s, w, k, crank, inv_m, dt, resolved)
         return
     # The pulleys' contacts in rounds, round r taking the r-th contact of every pulley: each
     # pulley's in list order, as above, but interleaved with the other pulleys', so that
@@ -586,11 +709,12 @@ def friction_impulses(p, s, w, dt, resolved):
     rounds = 0
     for j in range(pulleys.shape[0]):
         first, end = pulley_contacts(w, j)
-        rounds = max(rounds, end - first)
+        if j != batched:
+            rounds = max(rounds, end - first)
     for round_ in range(rounds):
         for j in range(pulleys.shape[0]):
             first, end = pulley_contacts(w, j)
-            if first + round_ < end:
+            if first + round_ < end and j != batched:
                 contact_friction(p, s, w, first + round_, crank, inv_m, dt, resolved)
 
 
@@ -626,3 +750,51 @@ def contact_friction(p, s, w, k, crank, inv_m, dt, resolved):
     w.hub_force[j, 0] -= f * tx
     w.hub_force[j, 1] -= f * ty
     w.belt_torque[j] -= r * f
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def contact_geometry(w, k):
+    """Contact k's node, the CCW tangent (tx, ty) of its pulley there and its distance r [m]
+    from the pulley's centre."""
+    return w.contact_node[k], -w.contact_frame[k, 1], w.contact_frame[k, 0], w.contact_frame[k, 2]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def driven_pulley_friction(p, s, w, crank, inv_m, dt, resolved):
+    """:func:`contact_friction` of all the contacts of the speed-driven crank (index ``crank``)
+    with a velocity law, at once. No impulse changes the crank's speed, so they do not wait
+    for each other: their inputs are gathered into ``w.contact_batch``, solved in SIMD lanes
+    (:func:`velocity_batch`), those the batch left solved alone, and all applied; the same
+    forces bit for bit as one by one."""
+    first, end = pulley_contacts(w, crank)
+    count = end - first
+    batch = w.contact_batch.reshape(-1)
+    n = w.contact_batch.shape[1]
+    mass = 1.0 / inv_m  # 1/I = 0
+    for c in range(count):
+        i, tx, ty, r = contact_geometry(w, first + c)
+        vt = s.u[i, 0] * tx + s.u[i, 1] * ty
+        batch[BATCH_FREE_SLIP * n + c] = (vt - (w.center_velocity[crank, 0] * tx + w.center_velocity[crank, 1] * ty)
+                                          - s.omega[crank] * r)
+        batch[BATCH_NORMAL * n + c] = w.normal_force[i, crank]
+        batch[BATCH_BELT_SPEED * n + c] = vt
+        batch[BATCH_GUESS * n + c] = s.slip[i, crank]
+    mu = p.pulleys[crank].effective_mu
+    velocity_batch(p.friction[0], batch, count, mu, mass, dt)
+    for c in range(count):
+        i, tx, ty, r = contact_geometry(w, first + c)
+        if batch[BATCH_SOLVED * n + c] != 0.0:
+            f = batch[BATCH_FORCE * n + c]
+            slip = batch[BATCH_SLIP * n + c]
+        else:
+            f, slip = implicit_friction(p.friction[0], mu, batch[BATCH_NORMAL * n + c], batch[BATCH_FREE_SLIP * n + c],
+                                        batch[BATCH_BELT_SPEED * n + c], s.friction[i, crank], w.friction_work, mass, dt,
+                                        batch[BATCH_GUESS * n + c])
+        s.slip[i, crank] = slip
+        if resolved:
+            s.friction_force[i, crank] = f
+        s.u[i, 0] += dt * f * tx * inv_m
+        s.u[i, 1] += dt * f * ty * inv_m
+        w.hub_force[crank, 0] -= f * tx
+        w.hub_force[crank, 1] -= f * ty
+        w.belt_torque[crank] -= r * f

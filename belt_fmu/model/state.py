@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from .belt import IMPLICIT_WORK_COLUMNS, SEPARATOR_WORK_SIZE
-from .friction import friction_state_count
+from .friction import BATCH_COLUMNS, friction_state_count
 
 #: the state vector y: (name, shape, meaning)
 STATE_LAYOUT = (
@@ -68,6 +68,8 @@ WORK_LAYOUT = (
                               "they are rebuilt before a step it does not cover"),
     ("separator_work", (SEPARATOR_WORK_SIZE,), "scratch of the implicit belt solve's separator system "
                                                "(belt.implicit_belt_correction)"),
+    ("contact_batch", (BATCH_COLUMNS, "n"), "scratch: the speed-driven crank's contacts solved at once, a column "
+                                            "per quantity (friction.velocity_batch)"),
 )
 
 #: the integer work buffer: neighbour lists (rebuilt every few steps) and this step's contacts
@@ -208,6 +210,7 @@ def unpack_work(work, index_work, n, p, k):
         _vector(work, f, e, 13, n, p, k),  # port_torque
         _vector(work, f, e, 14, n, p, k),  # lists_valid_for
         _vector(work, f, e, 15, n, p, k),  # separator_work
+        _matrix(work, f, e, 16, n, p, k),  # contact_batch
         _matrix(index_work, i, x, 0, n, p, k),  # candidates
         _vector(index_work, i, x, 1, n, p, k),  # candidate_count
         _vector(index_work, i, x, 2, n, p, k),  # contact_node
