@@ -104,6 +104,13 @@ def is_state_law(law) -> bool:
     return law == LAW_DAHL or law == LAW_LUGRE or law == LAW_GMS
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def is_velocity_law(law) -> bool:
+    """Whether the law code ``law`` is a velocity law (creep polynomial, tanh): no state, the
+    coefficient a function of the slip (:func:`implicit_friction`)."""
+    return law == LAW_CREEP_POLYNOMIAL or law == LAW_TANH
+
+
 @njit(cache=True, _nrt=False)
 def friction_state_count(law, gms_count):
     """Friction states per contact: bristle deflection (bristle), coefficient (Dahl), bristle
@@ -121,15 +128,29 @@ def creep_polynomial(sr, mu, s1, s2, ratio):
     # the reciprocals of the constants leave one multiplication, not a division, on the path
     # from sr to the coefficient (the Newton iteration of implicit_friction waits for it)
     if sr < s1:
-        inverse = 1.0 / s1
-        x = sr * inverse
-        return mu * x * (1.5 - 0.5 * x * x), mu * 1.5 * (1.0 - x * x) * inverse
+        return creep_rise(sr, mu, s1)
     if sr < s2:
-        inverse = 1.0 / (s2 - s1)
-        x = (sr - s1) * inverse
-        mu2 = ratio * mu
-        return mu + (mu2 - mu) * x * x * (3.0 - 2.0 * x), (mu2 - mu) * 6.0 * x * (1.0 - x) * inverse
+        return creep_fall(sr, mu, s1, s2, ratio)
     return ratio * mu, 0.0
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def creep_rise(sr, mu, s1):
+    """:func:`creep_polynomial`'s first cubic, from (0, 0) to the peak (s1, mu): coefficient
+    and slope at creep rate ``sr``."""
+    inverse = 1.0 / s1
+    x = sr * inverse
+    return mu * x * (1.5 - 0.5 * x * x), mu * 1.5 * (1.0 - x * x) * inverse
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def creep_fall(sr, mu, s1, s2, ratio):
+    """:func:`creep_polynomial`'s second cubic, from the peak to saturation (s2, ratio mu):
+    coefficient and slope at creep rate ``sr``."""
+    inverse = 1.0 / (s2 - s1)
+    x = (sr - s1) * inverse
+    mu2 = ratio * mu
+    return mu + (mu2 - mu) * x * x * (3.0 - 2.0 * x), (mu2 - mu) * 6.0 * x * (1.0 - x) * inverse
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -143,6 +164,13 @@ def tanh(x):
     if a > 0.625:
         t = 1.0 - 2.0 / (np.exp(2.0 * a) + 1.0)
         return t if x > 0.0 else -t
+    return tanh_rational(x)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def tanh_rational(x):
+    """:func:`tanh`'s rational form, ``x + x z P(z)/Q(z)`` (:data:`TANH_P`), tanh(x) for
+    |x| <= 0.625 only."""
     z = x * x
     num = (TANH_P[0] * z + TANH_P[1]) * z + TANH_P[2]
     den = ((z + TANH_Q[0]) * z + TANH_Q[1]) * z + TANH_Q[2]
@@ -518,21 +546,13 @@ def unbranched_coefficient(law, tanh_law, mu, slip_speed, scale):
     computed, the one of the creep rate selected."""
     x = slip_speed * scale
     if tanh_law:
-        z = x * x
-        num = (TANH_P[0] * z + TANH_P[1]) * z + TANH_P[2]
-        den = ((z + TANH_Q[0]) * z + TANH_Q[1]) * z + TANH_Q[2]
-        th = x + x * (z * num / den)
+        th = tanh_rational(x)
         return mu * th, mu * (1.0 - th * th) * scale, abs(x) <= 0.625
     s1 = law.slip_peak
     s2 = law.slip_saturation
-    inverse = 1.0 / s1
-    x1 = x * inverse
-    rise, rise_slope = mu * x1 * (1.5 - 0.5 * x1 * x1), mu * 1.5 * (1.0 - x1 * x1) * inverse
-    inverse2 = 1.0 / (s2 - s1)
-    x2 = (x - s1) * inverse2
-    mu2 = law.saturation_ratio * mu
-    fall, fall_slope = mu + (mu2 - mu) * x2 * x2 * (3.0 - 2.0 * x2), (mu2 - mu) * 6.0 * x2 * (1.0 - x2) * inverse2
-    coef = rise if x < s1 else (fall if x < s2 else mu2)
+    rise, rise_slope = creep_rise(x, mu, s1)
+    fall, fall_slope = creep_fall(x, mu, s1, s2, law.saturation_ratio)
+    coef = rise if x < s1 else (fall if x < s2 else law.saturation_ratio * mu)
     slope = rise_slope if x < s1 else (fall_slope if x < s2 else 0.0)
     return coef, slope * scale, True
 
@@ -694,7 +714,7 @@ def friction_impulses(p, s, w, dt, resolved):
         if j != crank:
             s.omega[j] -= dt * w.contact_frame[k, 2] * s.friction_force[w.contact_node[k], j] / pulleys[j].inertia
     batched = -1  # the pulley whose contacts were solved at once
-    if crank >= 0 and not is_state_law(p.friction[0].law) and p.friction[0].law != LAW_BRISTLE:
+    if crank >= 0 and is_velocity_law(p.friction[0].law):
         batched = crank
         driven_pulley_friction(p, s, w, crank, inv_m, dt, resolved)
     if not interleaved_sweep(p.friction[0].law):
@@ -724,11 +744,8 @@ def contact_friction(p, s, w, k, crank, inv_m, dt, resolved):
     :func:`implicit_friction`, applied to its node and pulley (``crank``: the speed-driven
     crank's index, else -1; ``inv_m``: 1 / the node mass)."""
     pulleys = p.pulleys
-    i = w.contact_node[k]
+    i, tx, ty, r = contact_geometry(w, k)
     j = w.contact_pulley[k]
-    tx = -w.contact_frame[k, 1]
-    ty = w.contact_frame[k, 0]
-    r = w.contact_frame[k, 2]
     # the driven crank's speed is an input: its contacts leave it as it is, rather than
     # adding 0 (which made each wait for the previous one's force: 0.2 us of a
     # 150-element step, 0.3 with the bristle law)
@@ -736,11 +753,28 @@ def contact_friction(p, s, w, k, crank, inv_m, dt, resolved):
     inv_inertia = 0.0 if driven else 1.0 / pulleys[j].inertia
     if not driven:
         s.omega[j] += dt * r * s.friction_force[i, j] * inv_inertia  # this contact's warm start back off
-    vt = s.u[i, 0] * tx + s.u[i, 1] * ty
-    free_slip = vt - (w.center_velocity[j, 0] * tx + w.center_velocity[j, 1] * ty) - s.omega[j] * r
+    vt, free_slip = slip_without_friction(s, w, i, j, tx, ty, r)
     mass = 1.0 / (inv_m + r * r * inv_inertia)
-    f, s.slip[i, j] = implicit_friction(p.friction[0], pulleys[j].effective_mu, w.normal_force[i, j], free_slip,
-                                        vt, s.friction[i, j], w.friction_work, mass, dt, s.slip[i, j])
+    f, slip = implicit_friction(p.friction[0], pulleys[j].effective_mu, w.normal_force[i, j], free_slip, vt,
+                                s.friction[i, j], w.friction_work, mass, dt, s.slip[i, j])
+    apply_contact_force(s, w, i, j, tx, ty, r, driven, inv_inertia, f, slip, inv_m, dt, resolved)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def slip_without_friction(s, w, i, j, tx, ty, r):
+    """(the tangential velocity of node i, its slip on pulley j without this step's friction)
+    [m/s], at its contact of CCW tangent (tx, ty) and distance r."""
+    vt = s.u[i, 0] * tx + s.u[i, 1] * ty
+    return vt, vt - (w.center_velocity[j, 0] * tx + w.center_velocity[j, 1] * ty) - s.omega[j] * r
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def apply_contact_force(s, w, i, j, tx, ty, r, driven, inv_inertia, f, slip, inv_m, dt, resolved):
+    """The friction force ``f`` [N] of the contact of node i on pulley j and its end-of-step
+    slip: kept (the force only after a ``resolved`` step), its impulse on the node and, unless
+    the pulley is ``driven``, on the pulley (``inv_inertia`` its 1/I), its share of the hub
+    force and belt torque."""
+    s.slip[i, j] = slip
     if resolved:
         s.friction_force[i, j] = f
     s.u[i, 0] += dt * f * tx * inv_m
@@ -773,9 +807,7 @@ def driven_pulley_friction(p, s, w, crank, inv_m, dt, resolved):
     mass = 1.0 / inv_m  # 1/I = 0
     for c in range(count):
         i, tx, ty, r = contact_geometry(w, first + c)
-        vt = s.u[i, 0] * tx + s.u[i, 1] * ty
-        batch[BATCH_FREE_SLIP * n + c] = (vt - (w.center_velocity[crank, 0] * tx + w.center_velocity[crank, 1] * ty)
-                                          - s.omega[crank] * r)
+        vt, batch[BATCH_FREE_SLIP * n + c] = slip_without_friction(s, w, i, crank, tx, ty, r)
         batch[BATCH_NORMAL * n + c] = w.normal_force[i, crank]
         batch[BATCH_BELT_SPEED * n + c] = vt
         batch[BATCH_GUESS * n + c] = s.slip[i, crank]
@@ -790,11 +822,4 @@ def driven_pulley_friction(p, s, w, crank, inv_m, dt, resolved):
             f, slip = implicit_friction(p.friction[0], mu, batch[BATCH_NORMAL * n + c], batch[BATCH_FREE_SLIP * n + c],
                                         batch[BATCH_BELT_SPEED * n + c], s.friction[i, crank], w.friction_work, mass, dt,
                                         batch[BATCH_GUESS * n + c])
-        s.slip[i, crank] = slip
-        if resolved:
-            s.friction_force[i, crank] = f
-        s.u[i, 0] += dt * f * tx * inv_m
-        s.u[i, 1] += dt * f * ty * inv_m
-        w.hub_force[crank, 0] -= f * tx
-        w.hub_force[crank, 1] -= f * ty
-        w.belt_torque[crank] -= r * f
+        apply_contact_force(s, w, i, crank, tx, ty, r, True, 0.0, f, slip, inv_m, dt, resolved)
