@@ -48,11 +48,12 @@ def test_torque_balance_and_creep(two_pulley_layout, law):
 @pytest.mark.parametrize("law", ["tanh", "creep_polynomial", "bristle"])
 def test_creep_does_not_depend_on_the_time_step(two_pulley_layout, law):
     """The driven pulley's creep at the model's step (1.02e-5 s here) and at half of it agree
-    within 0.5 %. The friction sweep starts from the last step's friction forces
+    within 0.5 %. The friction solve starts from the last step's friction forces
     (belt_fmu.model.friction.friction_impulses): without that warm start the contacts swept
     first saw their pulley still slowed by the load torque's explicit impulse, a creep error
     proportional to the step, 2.4 % between these two steps for every law (measured
-    2026-11-24); with it 0.10-0.14 %, what the 0.1 s average leaves of the polygon."""
+    2026-11-24, when every law swept its contacts one by one); with it 0.10-0.14 %, what the
+    0.1 s average leaves of the polygon."""
     creeps = []
     for fraction in (1.0, 0.5):
         drive = BeltDrive(two_pulley_layout(law=law))

@@ -562,7 +562,8 @@ def _batch_iteration(law, tanh_law, x, lo, lo_res, lo_slope, hi, previous_step, 
                      tolerance, accepted_step2):
     """One iteration of :func:`implicit_friction`'s loop for a velocity law, in selects
     (:func:`velocity_batch`): (new x, lo, lo_res, lo_slope, hi, the step kept for the next
-    test, whether the loop stops here, whether the law was evaluated in its own form)."""
+    test, whether the loop stops here, whether the law was evaluated in its own form, the
+    stiffness ``dt N d mu/ds`` at x [kg])."""
     coef, slope, exact = unbranched_coefficient(law, tanh_law, mu, x, speed_scale)
     residual = mass * (x - target) + scale * coef
     dres = mass + scale * slope
@@ -580,43 +581,51 @@ def _batch_iteration(law, tanh_law, x, lo, lo_res, lo_slope, hi, previous_step, 
     newton = newton and inside
     step = abs(new - x)
     stop = (newton and step * step <= accepted_step2) or newton_converged(step, previous_step, tolerance)
-    return new, lo, lo_res, lo_slope, hi, step if newton else 0.0, stop, exact
+    return new, lo, lo_res, lo_slope, hi, step if newton else 0.0, stop, exact, scale * slope
 
 
-#: the columns of ``w.contact_batch`` (velocity_batch): inputs, then results
-(BATCH_FREE_SLIP, BATCH_NORMAL, BATCH_BELT_SPEED, BATCH_GUESS, BATCH_FORCE, BATCH_SLIP, BATCH_SOLVED,
- BATCH_COLUMNS) = range(8)
+#: the columns of ``w.contact_batch`` (velocity_batch): inputs (the contact's coefficient mu
+#: with them), then results: force, slip, stiffness ``dt N |d mu/ds|`` at the slip last
+#: evaluated [kg] and whether the batch solved the contact
+(BATCH_FREE_SLIP, BATCH_NORMAL, BATCH_BELT_SPEED, BATCH_GUESS, BATCH_MU, BATCH_FORCE, BATCH_SLIP, BATCH_STIFFNESS,
+ BATCH_SOLVED, BATCH_COLUMNS) = range(10)
 
 
 @njit(cache=True, _nrt=False, error_model="numpy")
-def velocity_batch(law, batch, count, mu, mass, dt):
-    """:func:`implicit_friction` of ``count`` independent contacts of a velocity law, of one
-    pulley's coefficient ``mu`` and effective mass ``mass``, at once: its first two
-    iterations, in arithmetic and selects (:func:`_batch_iteration`), so that the compiler
-    runs the contacts in SIMD lanes (the numpy error model: no ZeroDivisionError branch in
-    the divisions). ``batch`` holds the columns of :data:`BATCH_FREE_SLIP` ... ; where the
+def velocity_batch(law, batch, count, mass, dt):
+    """:func:`implicit_friction` of ``count`` independent contacts of a velocity law against
+    surfaces of given speed, of node mass ``mass``, at once: its first two iterations, in
+    arithmetic and selects (:func:`_batch_iteration`), so that the compiler runs the
+    contacts in SIMD lanes (the numpy error model: no ZeroDivisionError branch in the
+    divisions). ``batch`` holds the columns of :data:`BATCH_FREE_SLIP` ... ; where the
     solve stops within these iterations, the force and slip are written with
-    ``BATCH_SOLVED`` 1: the same bits as :func:`implicit_friction` (the same operations).
+    ``BATCH_SOLVED`` 1: the same bits as :func:`implicit_friction` (the same operations),
+    and the stiffness at the slip the solve last evaluated the law at (the last iteration's
+    start: its Newton step ended within the solve's tolerance of the slip returned).
     Elsewhere (0): a contact without slip, one sliding on the saturated tanh law
     (:func:`saturated_sliding`), a tanh slip beyond the rational form, or one needing more
     iterations, left to :func:`implicit_friction`."""
     tanh_law = law.law == LAW_TANH
     n = batch.shape[0] // BATCH_COLUMNS
     free, normal, belt_speed = batch[:n], batch[n:2 * n], batch[2 * n:3 * n]
-    guess, force, slip, solved = batch[3 * n:4 * n], batch[4 * n:5 * n], batch[5 * n:6 * n], batch[6 * n:7 * n]
+    guess, mu, force = batch[3 * n:4 * n], batch[4 * n:5 * n], batch[5 * n:6 * n]
+    slip, stiffness, solved = batch[6 * n:7 * n], batch[7 * n:8 * n], batch[8 * n:9 * n]
     curvature = curvature_bound(law)
     if tanh_law:
         for k in range(count):
-            _batch_contact(law, True, free, normal, belt_speed, guess, force, slip, solved, k, mu, mass, dt, curvature)
+            _batch_contact(law, True, free, normal, belt_speed, guess, mu, force, slip, stiffness, solved, k, mass, dt,
+                           curvature)
     else:
         for k in range(count):
-            _batch_contact(law, False, free, normal, belt_speed, guess, force, slip, solved, k, mu, mass, dt,
-                           curvature)
+            _batch_contact(law, False, free, normal, belt_speed, guess, mu, force, slip, stiffness, solved, k, mass,
+                           dt, curvature)
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _batch_contact(law, tanh_law, free, normal, belt_speed, guess, force, slip, solved, k, mu, mass, dt, curvature):
+def _batch_contact(law, tanh_law, free, normal, belt_speed, guess, coefficient, force, slip, stiffness, solved, k, mass,
+                   dt, curvature):
     """Contact k of :func:`velocity_batch`."""
+    mu = coefficient[k]
     free_slip = free[k]
     sign = 1.0 if free_slip >= 0.0 else -1.0
     target = sign * free_slip
@@ -630,15 +639,16 @@ def _batch_contact(law, tanh_law, free, normal, belt_speed, guess, force, slip, 
     lo_slope = mass + scale * unbranched_coefficient(law, tanh_law, mu, 0.0, speed_scale)[1]
     x = sign * guess[k]
     x = x if 0.0 < x and x < target else 0.0 - lo_res / lo_slope
-    x1, lo, lo_res, lo_slope, hi, step1, stop1, exact1 = _batch_iteration(
+    x1, lo, lo_res, lo_slope, hi, step1, stop1, exact1, stiffness1 = _batch_iteration(
         law, tanh_law, x, 0.0, lo_res, lo_slope, target, 0.0, mu, mass, target, scale, speed_scale, tolerance,
         accepted_step2)
-    x2, _, _, _, _, _, stop2, exact2 = _batch_iteration(
+    x2, _, _, _, _, _, stop2, exact2, stiffness2 = _batch_iteration(
         law, tanh_law, x1, lo, lo_res, lo_slope, hi, step1, mu, mass, target, scale, speed_scale, tolerance,
         accepted_step2)
     end = x1 if stop1 else x2
     force[k] = -sign * mass * (target - end) / dt
     slip[k] = sign * end
+    stiffness[k] = stiffness1 if stop1 else stiffness2
     ok = target != 0.0 and not saturated and exact1 and (stop1 or (stop2 and exact2))
     solved[k] = 1.0 if ok else 0.0
 
@@ -655,49 +665,43 @@ def pulley_contacts(w, j):
 def interleaved_sweep(law) -> bool:
     """Whether :func:`friction_impulses` sweeps the contacts of law code ``law`` in rounds
     across the pulleys: for the laws whose solve iterates on a chain of exp and divisions
-    (tanh, Dahl, LuGre), whose contacts the processor then overlaps. bench_model at 150
-    elements (one core, paired, two rounds; s per simulated s): LuGre 0.405 -> 0.384-0.392,
-    Dahl 0.293 -> 0.285-0.289, tanh 0.284-0.286 -> 0.280-0.283; the rounds' bookkeeping
-    cost the others more than it gained them (bristle 0.199-0.200 -> 0.206-0.209, GMS
-    0.284-0.287 -> 0.295, creep polynomial 0.247-0.249 -> 0.249-0.252)."""
-    return law == LAW_TANH or law == LAW_DAHL or law == LAW_LUGRE
+    (Dahl, LuGre), whose contacts the processor then overlaps. bench_model at 150 elements
+    (one core, paired, two rounds; s per simulated s): LuGre 0.405 -> 0.384-0.392, Dahl
+    0.293 -> 0.285-0.289; the rounds' bookkeeping cost the others more than it gained them
+    (bristle 0.199-0.200 -> 0.206-0.209, GMS 0.284-0.287 -> 0.295)."""
+    return law == LAW_DAHL or law == LAW_LUGRE
 
 
 @njit(cache=True, _nrt=False, inline="always")
 def friction_impulses(p, s, w, dt, resolved):
-    """Friction of this step's contacts (``w.contact_*``), implicit, contact by contact.
+    """Friction of this step's contacts (``w.contact_*``), implicit.
 
     For contact k of node i on pulley j, with the CCW tangent t of its frame and contact
-    radius r: the slip the step would end with without friction, the effective mass of the
-    node against the pulley (``1/m_eff = 1/m + r^2/I``; a speed-driven crank: 1/I = 0),
-    and :func:`implicit_friction` give the friction force F. Its impulse ``dt F`` goes to the
-    node and, opposite, to the pulley at once, so the next contact on the same pulley sees its
-    new speed (a Gauss-Seidel sweep; the momentum exchanged balances exactly). F is added to
-    the pulley's hub force and belt torque, the contact's slip and force kept for the next
-    step (``s.slip``, ``s.friction_force``).
+    radius r, the slip the step would end with without friction and the implicit Euler
+    equation of the contact (:func:`implicit_friction`) give the friction force F. Its
+    impulse ``dt F`` goes to the node and, opposite, to the pulley (the momentum exchanged
+    balances exactly); F is added to the pulley's hub force and belt torque, the contact's
+    slip and force kept for the next step (``s.slip``, ``s.friction_force``). A speed-driven
+    crank has 1/I = 0: no impulse changes its speed.
 
-    The sweep is warm-started with the last step's friction forces ``F'``
-    (``s.friction_force``; the accumulated impulses of [Catto 2005]): they are applied to the
-    pulleys first, and each contact swaps its own ``F'`` for its new ``F``, so contact k of
-    pulley j sees the pulley speed
+    Both schemes below start from the last step's friction forces ``F'``
+    (``s.friction_force``; the accumulated impulses of [Catto 2005]), applied to the pulleys
+    first: pulley j starts from ``omega_0 = omega* - dt/I sum_l r_l F'_l`` (``omega*``
+    after its explicit load torque), in steady running its end-of-step speed. A cold start
+    (``F' = 0``) left the pulley the load torque's impulse ``dt M / I`` away from it, a creep
+    error proportional to ``dt`` (on the two-pulley test drive of
+    fmu_tests/test_two_pulley.py the creep 5 % low at its step of 1e-5 s, 10 % at 2e-5 s;
+    with the warm start within 1 % of its ``dt -> 0`` value from 5e-6 to 3e-5 s).
 
-        omega_k = omega* - dt/I (sum_{l<k} r_l F_l + sum_{l>k} r_l F'_l)
-
-    (``omega*`` after the pulley's explicit load torque, sums over the pulley's contacts in
-    sweep order); the pulley ends at ``omega* - dt/I sum_l r_l F_l`` as without the warm
-    start. In steady running ``F = F'``, so every contact sees the end-of-step speed but for
-    its own impulse (which ``m_eff`` holds): the coupled implicit Euler solution of all the
-    pulley's contacts, whatever their order. A cold sweep (``F' = 0``) shows the contacts
-    swept before those that carry the torque a pulley still slowed by the load torque's
-    impulse ``dt M / I``: the belt sticking to it there runs slower than the pulley turns,
-    by about that much, a creep error proportional to ``dt`` (on the two-pulley test drive
-    of fmu_tests/test_two_pulley.py, whose adhesion arc is swept first: the creep 5 % low
-    at its step of 1e-5 s, 10 % at 2e-5 s; with the warm start within 1 % of its
-    ``dt -> 0`` value from 5e-6 to 3e-5 s).
-
-    A speed-driven crank's contacts do not wait for each other (no impulse changes its
-    speed); with a velocity law they are solved at once, in SIMD lanes
-    (:func:`driven_pulley_friction`, :func:`velocity_batch`), the same forces bit for bit.
+    * The velocity laws (creep polynomial, tanh): all contacts at once, each pulley's speed
+      linearly implicit (:func:`coupled_velocity_friction`).
+    * The bristle and the state laws: a Gauss-Seidel sweep, contact by contact with the
+      effective mass of the node against the pulley (``1/m_eff = 1/m + r^2/I``); each
+      contact's impulse goes to its pulley at once, so the next contact of the same pulley
+      sees its new speed, and each contact swaps its own ``F'`` for its new ``F``: contact k
+      of pulley j sees ``omega_k = omega* - dt/I (sum_{l<k} r_l F_l + sum_{l>k} r_l F'_l)``
+      (sums over the pulley's contacts in sweep order) and the pulley ends at
+      ``omega* - dt/I sum_l r_l F_l``.
 
     Only a ``resolved`` step, one long enough to resolve the friction forces
     (:data:`belt_fmu.model.integrator.TRIAL_STEP_FRACTION` of the nominal step at least),
@@ -713,14 +717,12 @@ def friction_impulses(p, s, w, dt, resolved):
         j = w.contact_pulley[k]
         if j != crank:
             s.omega[j] -= dt * w.contact_frame[k, 2] * s.friction_force[w.contact_node[k], j] / pulleys[j].inertia
-    batched = -1  # the pulley whose contacts were solved at once
-    if crank >= 0 and is_velocity_law(p.friction[0].law):
-        batched = crank
-        driven_pulley_friction(p, s, w, crank, inv_m, dt, resolved)
+    if is_velocity_law(p.friction[0].law):
+        coupled_velocity_friction(p, s, w, crank, inv_m, dt, resolved)
+        return
     if not interleaved_sweep(p.friction[0].law):
         for k in range(w.contact_count[0]):
-            if w.contact_pulley[k] != batched:
-                contact_friction(p, s, w, k, crank, inv_m, dt, resolved)
+            contact_friction(p, s, w, k, crank, inv_m, dt, resolved)
         return
     # The pulleys' contacts in rounds, round r taking the r-th contact of every pulley: each
     # pulley's in list order, as above, but interleaved with the other pulleys', so that
@@ -729,12 +731,11 @@ def friction_impulses(p, s, w, dt, resolved):
     rounds = 0
     for j in range(pulleys.shape[0]):
         first, end = pulley_contacts(w, j)
-        if j != batched:
-            rounds = max(rounds, end - first)
+        rounds = max(rounds, end - first)
     for round_ in range(rounds):
         for j in range(pulleys.shape[0]):
             first, end = pulley_contacts(w, j)
-            if first + round_ < end and j != batched:
+            if first + round_ < end:
                 contact_friction(p, s, w, first + round_, crank, inv_m, dt, resolved)
 
 
@@ -794,32 +795,118 @@ def contact_geometry(w, k):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def driven_pulley_friction(p, s, w, crank, inv_m, dt, resolved):
-    """:func:`contact_friction` of all the contacts of the speed-driven crank (index ``crank``)
-    with a velocity law, at once. No impulse changes the crank's speed, so they do not wait
-    for each other: their inputs are gathered into ``w.contact_batch``, solved in SIMD lanes
-    (:func:`velocity_batch`), those the batch left solved alone, and all applied; the same
-    forces bit for bit as one by one."""
-    first, end = pulley_contacts(w, crank)
-    count = end - first
+def coupled_velocity_friction(p, s, w, crank, inv_m, dt, resolved):
+    """:func:`friction_impulses` for a velocity law: every contact's implicit Euler equation
+    solved at once with its pulley's speed held at the warm start's ``omega_0``, then one
+    Newton step of each pulley's speed, linear in its contacts (linearly implicit Euler,
+    [Hairer and Wanner 1996] IV.7).
+
+    Held at ``omega``, contact k of a pulley is the node of mass m against a given surface:
+    its slip without friction ``s*_k(omega) = v_k - omega r_k`` (``v_k`` the node's
+    tangential velocity less the centre's), its end-of-step slip from
+
+        m (s_k - s*_k) = dt F(s_k)                                  (implicit_friction)
+
+    with F(s) = -sign(s) mu(|s|) N. No contact waits for another's impulse, so all are
+    solved together in SIMD lanes (:func:`velocity_batch`; those it leaves, alone). The
+    pulley's own implicit Euler equation is
+
+        g(omega) = I (omega - omega*) + dt sum_k r_k F_k(omega) = 0,
+        g(omega_0) = dt sum_k r_k (F_k - F'_k)
+
+    (``F'`` the warm start), and ``dF_k/d omega = r_k m D_k / ((m + D_k) dt)``, where
+    ``D_k = dt N |d mu/ds|`` (the contact's stiffness over the step, ``BATCH_STIFFNESS``) from
+    differentiating the contact's equation. One Newton step
+    ``delta = -g(omega_0) / g'(omega_0)`` (:func:`pulley_speed_step`) moves each contact's
+    force and slip along that line (``F_k += m r_k delta D_k / ((m + D_k) dt)``,
+    ``s_k -= r_k delta m / (m + D_k)``), and the impulses of these forces leave the pulley at
+    ``omega_0 + delta``, so every stored slip is the one the end-of-step state shows.
+
+    A speed-driven crank (``crank``) takes no step: its contacts are exact. Elsewhere what
+    one step leaves is second order in the change of the forces from the last step; on the
+    settled built-in drive the forces match their law at the end-of-step slip within 1e-4
+    mu N (fmu_tests/test_friction_laws.py). The contact-by-contact sweep (the state laws')
+    gave each contact a pulley speed between its start and end values: its forces missed
+    their law at the end-of-step slip by up to 0.46 mu N with tanh, and the slips it kept
+    were up to 1e-3 m/s (tanh) and 4e-4 m/s (creep polynomial) off the end-of-step state's,
+    although the mean outputs over 0.1 s agree within 2e-4 (hub loads, span tensions:
+    2e-5). And it waited for each contact's solve in turn: bench_model at 150
+    elements, one core, paired: 5.1-5.3 -> 4.6 us per step with tanh, 4.7-4.9 -> 4.3-4.4 with
+    the creep polynomial (2026-11-27).
+
+    Two pulleys never share a node (the layout keeps their cord circles apart), so no
+    node's two contacts wait for each other either.
+    """
+    law = p.friction[0]
+    count = w.contact_count[0]
     batch = w.contact_batch.reshape(-1)
     n = w.contact_batch.shape[1]
-    mass = 1.0 / inv_m  # 1/I = 0
-    for c in range(count):
-        i, tx, ty, r = contact_geometry(w, first + c)
-        vt, batch[BATCH_FREE_SLIP * n + c] = slip_without_friction(s, w, i, crank, tx, ty, r)
-        batch[BATCH_NORMAL * n + c] = w.normal_force[i, crank]
-        batch[BATCH_BELT_SPEED * n + c] = vt
-        batch[BATCH_GUESS * n + c] = s.slip[i, crank]
-    mu = p.pulleys[crank].effective_mu
-    velocity_batch(p.friction[0], batch, count, mu, mass, dt)
-    for c in range(count):
-        i, tx, ty, r = contact_geometry(w, first + c)
-        if batch[BATCH_SOLVED * n + c] != 0.0:
-            f = batch[BATCH_FORCE * n + c]
-            slip = batch[BATCH_SLIP * n + c]
-        else:
-            f, slip = implicit_friction(p.friction[0], mu, batch[BATCH_NORMAL * n + c], batch[BATCH_FREE_SLIP * n + c],
-                                        batch[BATCH_BELT_SPEED * n + c], s.friction[i, crank], w.friction_work, mass, dt,
-                                        batch[BATCH_GUESS * n + c])
-        apply_contact_force(s, w, i, crank, tx, ty, r, True, 0.0, f, slip, inv_m, dt, resolved)
+    mass = 1.0 / inv_m
+    _gather_contacts(p, s, w, batch, n, count)
+    velocity_batch(law, batch, count, mass, dt)
+    for k in range(count):
+        if batch[BATCH_SOLVED * n + k] == 0.0:
+            _solve_alone(law, s, w, batch, n, k, mass, dt)
+    for j in range(p.pulleys.shape[0]):
+        first, end = pulley_contacts(w, j)
+        driven = j == crank
+        inv_inertia = 0.0 if driven else 1.0 / p.pulleys[j].inertia
+        delta = 0.0 if driven else pulley_speed_step(s, w, batch, n, j, first, end, p.pulleys[j].inertia, mass, dt)
+        for k in range(first, end):
+            i, tx, ty, r = contact_geometry(w, k)
+            f = batch[BATCH_FORCE * n + k]
+            slip = batch[BATCH_SLIP * n + k]
+            if not driven:
+                stiffness = batch[BATCH_STIFFNESS * n + k]
+                f += mass * r * delta * stiffness / ((mass + stiffness) * dt)
+                slip -= r * delta * mass / (mass + stiffness)
+                s.omega[j] += dt * r * s.friction_force[i, j] * inv_inertia  # its warm start back off
+            apply_contact_force(s, w, i, j, tx, ty, r, driven, inv_inertia, f, slip, inv_m, dt, resolved)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _gather_contacts(p, s, w, batch, n, count):
+    """The inputs of :func:`velocity_batch` for this step's ``count`` contacts into the
+    columns of ``batch`` (``n`` rows each), each pulley at its current speed."""
+    for k in range(count):
+        i, tx, ty, r = contact_geometry(w, k)
+        j = w.contact_pulley[k]
+        vt, batch[BATCH_FREE_SLIP * n + k] = slip_without_friction(s, w, i, j, tx, ty, r)
+        batch[BATCH_NORMAL * n + k] = w.normal_force[i, j]
+        batch[BATCH_BELT_SPEED * n + k] = vt
+        batch[BATCH_GUESS * n + k] = s.slip[i, j]
+        batch[BATCH_MU * n + k] = p.pulleys[j].effective_mu
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _solve_alone(law, s, w, batch, n, k, mass, dt):
+    """Contact k of ``batch``, which :func:`velocity_batch` left, by :func:`implicit_friction`,
+    and its stiffness ``dt N |d mu/ds|`` at the slip found."""
+    i = w.contact_node[k]
+    j = w.contact_pulley[k]
+    mu = batch[BATCH_MU * n + k]
+    normal = batch[BATCH_NORMAL * n + k]
+    belt_speed = batch[BATCH_BELT_SPEED * n + k]
+    f, slip = implicit_friction(law, mu, normal, batch[BATCH_FREE_SLIP * n + k], belt_speed, s.friction[i, j],
+                                w.friction_work, mass, dt, batch[BATCH_GUESS * n + k])
+    batch[BATCH_FORCE * n + k] = f
+    batch[BATCH_SLIP * n + k] = slip
+    slope = scaled_coefficient(law, mu, abs(slip), slip_scale(law, belt_speed))[1]
+    batch[BATCH_STIFFNESS * n + k] = dt * normal * slope
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def pulley_speed_step(s, w, batch, n, j, first, end, inertia, mass, dt):
+    """The Newton step [rad/s] of pulley j's speed, ``-g(omega_0) / g'(omega_0)`` with
+    ``g = dt sum_k r_k (F_k - F'_k)`` and ``g' = I + sum_k r_k^2 m D_k / (m + D_k)`` over its
+    contacts ``first <= k < end`` (:func:`coupled_velocity_friction`; ``F'`` is still in
+    ``s.friction_force``)."""
+    unbalanced = 0.0  # sum r (F - F') [N m]
+    slope = inertia
+    for k in range(first, end):
+        i = w.contact_node[k]
+        r = w.contact_frame[k, 2]
+        stiffness = batch[BATCH_STIFFNESS * n + k]
+        unbalanced += r * (batch[BATCH_FORCE * n + k] - s.friction_force[i, j])
+        slope += r * r * mass * stiffness / (mass + stiffness)
+    return -dt * unbalanced / slope

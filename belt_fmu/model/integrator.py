@@ -28,15 +28,20 @@ slip ``s*`` without friction is known, and the end-of-step slip solves
     m_eff (s - s*) = dt F(s),      1 / m_eff = 1 / m + r^2 / I
 
 (:func:`belt_fmu.model.friction.implicit_friction`), ``m_eff`` being the node mass in series
-with the pulley's inertia at the contact radius ``r``. The impulse ``dt F`` is applied to
-the node and, with opposite sign, to the pulley at once, so the next contact of the same
-pulley sees its updated speed (a Gauss-Seidel sweep); momentum exchanged between belt and
-pulley balances exactly. The sweep starts the pulleys from the last step's friction
-(:func:`belt_fmu.model.friction.friction_impulses`: a warm start, [Catto 2005]), so that in
-steady running every contact sees the pulley's end-of-step speed, as the coupled implicit
-solve would; a cold sweep showed the contacts swept first a pulley still slowed by its load
-torque's explicit impulse, a creep error proportional to ``dt``. A speed-driven crankshaft
-has ``1/I = 0``; a torque-driven one is a free pulley with the layout's inertia.
+with the pulley's inertia at the contact radius ``r`` (the node mass alone where the
+pulley's speed is solved with its contacts, below). The impulse ``dt F`` is applied to
+the node and, with opposite sign, to the pulley; momentum exchanged between belt and pulley
+balances exactly. How the contacts of one pulley are coupled through its speed
+(:func:`belt_fmu.model.friction.friction_impulses`): with a velocity law (creep polynomial,
+tanh) all contacts are solved at once at the pulley speed the last step's friction
+predicts (a warm start, [Catto 2005]), and one Newton step of each pulley's speed, linear
+in its contacts, makes the pulley speed implicit too (linearly implicit Euler, [Hairer and
+Wanner 1996] IV.7); with the bristle and the state laws the contacts are swept one by one,
+each seeing the speed the others left (a Gauss-Seidel sweep from the same warm start), so
+that in steady running every contact sees the pulley's end-of-step speed. A cold start
+showed the contacts a pulley still slowed by its load torque's explicit impulse, a creep
+error proportional to ``dt``. A speed-driven crankshaft has ``1/I = 0``; a torque-driven
+one is a free pulley with the layout's inertia.
 
 The tensioner arm's Coulomb friction (a tanh law) is solved the same way, for one degree of
 freedom.

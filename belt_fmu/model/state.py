@@ -68,7 +68,7 @@ WORK_LAYOUT = (
                               "they are rebuilt before a step it does not cover"),
     ("separator_work", (SEPARATOR_WORK_SIZE,), "scratch of the implicit belt solve's separator system "
                                                "(belt.implicit_belt_correction)"),
-    ("contact_batch", (BATCH_COLUMNS, "n"), "scratch: the speed-driven crank's contacts solved at once, a column "
+    ("contact_batch", (BATCH_COLUMNS, "np"), "scratch: the contacts of a velocity law solved at once, a column "
                                             "per quantity (friction.velocity_batch)"),
 )
 

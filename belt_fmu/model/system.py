@@ -439,8 +439,8 @@ class NativeStep:
         self.crank_sense = float(drive.parameters.roles[0]["crank_sense"])
         self.outputs = drive._output_buffer
         # the implicit solves' and the friction batch's scratch is written before it is read in
-        # every step, so a failed step need not restore it (at 150 elements 101 of the work
-        # buffer's 156 kB, and 8 kB)
+        # every step, so a failed step need not restore it (at 150 elements 104 and 76 of the
+        # work buffer's 231 kB)
         work_kept = _outside(drive.work, drive.arrays.implicit_work, drive.arrays.separator_work,
                              drive.arrays.contact_batch)
         self.saved = (drive.y, *work_kept, drive.index_work, drive.control)
