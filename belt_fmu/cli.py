@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         parser = _parser()
         args = _parse(parser, argv)
         command = f"belt-fmu {args.command}"
-        return args.run(args)
+        with _compile_messages(command):
+            return args.run(args)
     except SystemExit as done:  # argparse: --help, --version, usage errors
         return done.code if isinstance(done.code, int) else int(done.code is not None)
     except KeyboardInterrupt:
@@ -180,8 +181,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("-o", "--output", default="BeltDrive.fmu", metavar="FMU",
                        help="FMU file to write (default: %(default)s)")
     _add_inputs(build, "start value of the FMU input: ")
-    build.add_argument("--no-warm", dest="warm", action="store_false",
-                       help="skip compiling the model's kernels into the per-user cache after the build")
+    build.add_argument("--no-kernels", dest="kernels", action="store_false",
+                       help="ship no compiled kernels: each machine then compiles them at the FMU's first load")
     build.set_defaults(run=_build_command, error=build.error)
 
     cosim = commands.add_parser(
@@ -412,6 +413,7 @@ def _build_command(args) -> int:
 
     from .build import build_fmu
     from .build.fmu import NativeLoaderWarning
+    from .kernel_cache import PORTABLE_CPU
     from .simulation import RPM
 
     if args.layout is not None and _same_file(Path(args.output), Path(args.layout)):
@@ -425,7 +427,7 @@ def _build_command(args) -> int:
         warnings.simplefilter("always", NativeLoaderWarning)
         try:
             path = build_fmu(args.layout, args.output, crank_speed=args.rpm * RPM,
-                             water_pump_torque=args.water_pump_torque, warm_cache=args.warm)
+                             water_pump_torque=args.water_pump_torque, kernels=args.kernels)
         except OSError as err:
             if err.filename is None or Path(err.filename).resolve().parent != Path(args.output).resolve().parent:
                 raise  # not the output file: unexpected
@@ -433,8 +435,9 @@ def _build_command(args) -> int:
             return EXIT_OUTPUT
     for warning in caught:
         print(f"belt-fmu build: warning: {warning.message}", file=sys.stderr)
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - start:.3g} s"
-          + (" (kernels compiled into the per-user cache)" if args.warm else ""))
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - start:.3g} s, "
+          + (f"with the model's compiled kernels (this processor's and portable {PORTABLE_CPU})" if args.kernels
+             else "without compiled kernels (each machine compiles them at the FMU's first load)"))
     return 0
 
 
@@ -625,6 +628,10 @@ def _sweep_command(args) -> int:
     print(f"sweep: {len(study.runs)} runs ({speeds} speeds x {len(study.runs) // speeds} variant(s)) on {where}")
     mode = "resume" if args.resume else "overwrite" if args.overwrite else "new"
     show = sys.stderr.isatty() if args.progress is None else args.progress
+    if args.scheduler is None and workers > 1:
+        from .model.system import make_drive
+
+        make_drive(layout)  # the kernels compile here, once and said so, not in every worker at once
     try:
         result = sweep(study, args.out, mode=mode, workers=args.workers, scheduler=args.scheduler, progress=show,
                        log=lambda line: print(f"belt-fmu sweep: {line}", file=sys.stderr))
@@ -859,8 +866,31 @@ def console_main() -> None:
 
 
 @contextlib.contextmanager
+def _compile_messages(command: str):
+    """Print the kernel cache's announcements (compiling, and how long it took) on stderr."""
+    import logging
+
+    from .kernel_cache import logger
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter(f"{command}: %(message)s"))
+    level, propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.propagate = propagate
+
+
+@contextlib.contextmanager
 def _progress_bar(args):
-    """A ``progress(t)`` callback drawing a tqdm bar on stderr, or None if not wanted."""
+    """A ``progress(t)`` callback drawing a tqdm bar on stderr, or None if not wanted. The
+    bar appears at the first call, once the model is built (its kernels loaded or compiled),
+    so that its rate and time left are the run's."""
     show = args.progress
     if show is None:
         show = args.t_end > PROGRESS_MIN_T_END and sys.stderr.isatty()
@@ -869,9 +899,20 @@ def _progress_bar(args):
         return
     from tqdm import tqdm
 
-    with tqdm(total=args.t_end, desc=args.command, file=sys.stderr, leave=False,
-              bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.3f}/{total:.3f} s [{elapsed}<{remaining}]") as bar:
-        yield lambda t: bar.update(t - bar.n)
+    bars = []
+
+    def progress(t):
+        if not bars:
+            bars.append(tqdm(total=args.t_end, desc=args.command, file=sys.stderr, leave=False,
+                             bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.3f}/{total:.3f} s "
+                                        "[{elapsed}<{remaining}]"))
+        bars[0].update(t - bars[0].n)
+
+    try:
+        yield progress
+    finally:
+        for bar in bars:
+            bar.close()
 
 
 #: outputs the printed summary shows in degrees (results files keep radians)

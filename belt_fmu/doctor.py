@@ -3,8 +3,9 @@
 Checks what docs/native-hosts.md lists: the platform has a binary in the FMU; the C library
 (glibc) and C++ library (libstdc++) are new enough for the FMU's linux64 binaries; a Python
 the FMU's native loader would choose (the same candidates in the same order, asked the same
-way: the loader's probe script) exists and has a shared libpython and the packages; and, for
-building FMUs with the loader, a C compiler. Without an FMU the checks are for an FMU that
+way: the loader's probe script) exists and has a shared libpython and the packages; whether
+the FMU's compiled kernels fit that Python and this processor (else its first load compiles
+them); and, for building FMUs with the loader, a C compiler. Without an FMU the checks are for an FMU that
 ``belt-fmu build`` would make here (recorded interpreter: the one running this command).
 
 Each check is a :class:`Check`; :func:`run_checks` gives them all, :func:`report` the text.
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
+import json
 import os
 import platform
 import shutil
@@ -22,8 +24,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from . import kernel_cache
 from .build import native
-from .build.slave_script import REQUIRED_PACKAGES
+from .build.slave_script import KERNELS, REQUIRED_PACKAGES
 
 MINIMUM_PYTHON = (3, 10)
 
@@ -44,6 +47,7 @@ class FmuFacts:
     linux_binaries: dict[str, bytes]  # name -> content
     recorded_python: str | None
     packages: tuple[str, ...]
+    kernels: dict | None = None  # the FMU's compiled kernels (kernel_cache.SHIPPED_INFO), if any
 
 
 def fmu_facts(path: Path) -> FmuFacts:
@@ -57,8 +61,10 @@ def fmu_facts(path: Path) -> FmuFacts:
                 key, _, value = line.partition("=")
                 if not line.startswith("#") and value:
                     settings[key.strip()] = value.strip()
+        info = f"resources/{KERNELS}/{kernel_cache.SHIPPED_INFO}"
+        kernels = json.loads(z.read(info)) if info in names else None
     return FmuFacts(platforms, native.PYTHONFMU_LIBRARY in linux, linux, settings.get("python"),
-                    tuple(settings.get("packages", " ".join(REQUIRED_PACKAGES)).split()))
+                    tuple(settings.get("packages", " ".join(REQUIRED_PACKAGES)).split()), kernels)
 
 
 def built_here() -> FmuFacts:
@@ -101,7 +107,8 @@ def python_candidates(recorded: str | None) -> list[tuple[str, str | None]]:
     return candidates
 
 
-def python_checks(facts: FmuFacts) -> list[Check]:
+def python_checks(facts: FmuFacts) -> tuple[list[Check], str | None]:
+    """The checks of the loader's Python candidates, and the one it chooses (None: none fits)."""
     checks, chosen = [], None
     for what, path in python_candidates(facts.recorded_python):
         if path is None:
@@ -132,7 +139,27 @@ def python_checks(facts: FmuFacts) -> list[Check]:
                             f"none of the candidates fits: install {' '.join(facts.packages)} into one "
                             f"(python3 -m pip install {' '.join(facts.packages)}) or set BELT_FMU_PYTHON to "
                             "the python of an environment that has them"))
-    return checks
+    return checks, chosen
+
+
+def kernel_check(facts: FmuFacts, python: str) -> Check:
+    """Whether the FMU's compiled kernels fit ``python`` (the one the FMU will use) on this
+    machine: loaded at once, or compiled at the first load (kernel_cache.fit)."""
+    what = "compiled kernels"
+    if facts.kernels is None:
+        return Check(what, None, "the FMU carries none: the first load on this machine compiles them (about "
+                                 f"{kernel_cache.PARTS['discretized'][1]:.0f} s), later loads use them")
+    try:
+        run = subprocess.run([python, "-E", "-c", kernel_cache.host_target_script()], capture_output=True, text=True,
+                             timeout=60)
+        host = json.loads(run.stdout.splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return Check(what, None, f"{python} could not say which processor numba compiles for")
+    level, why = kernel_cache.fit(facts.kernels, host)
+    if level is None:
+        return Check(what, None, f"{why}: the first load on this machine compiles them (about "
+                                 f"{kernel_cache.PARTS['discretized'][1]:.0f} s), later loads use them")
+    return Check(what, True, f"{why}: the FMU starts without compiling")
 
 
 def library_path(name: str) -> str | None:
@@ -203,7 +230,10 @@ def run_checks(fmu: str | None = None) -> list[Check]:
         checks.append(Check("Windows", None, "the win64 binary is PythonFMU's own: it needs python3.dll of a "
                                              "Python >= 3.10 with the packages on PATH, and the Microsoft Visual "
                                              "C++ 2015-2022 runtime"))
-    checks += python_checks(facts)
+    found, chosen = python_checks(facts)
+    checks += found
+    if fmu is not None and chosen is not None:
+        checks.append(kernel_check(facts, chosen))
     if fmu is None:
         cc = native.compiler()
         checks.append(Check("C compiler (to build FMUs with the native loader)", cc is not None,

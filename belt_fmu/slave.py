@@ -56,12 +56,14 @@ import dataclasses
 import functools
 import json
 import math
+import time
 from pathlib import Path
 
 import numpy as np
 from pythonfmu import Fmi2Causality, Fmi2Initial, Fmi2Slave, Fmi2Variability, Integer, Real, String
 from pythonfmu.enums import Fmi2Status
 
+from . import kernel_cache
 from . import layout as layout_module
 from .fast_path import EXCHANGE_DESCRIPTION, EXCHANGE_VARIABLE, FastPath
 from .layout import LayoutError, load_layout_data
@@ -179,12 +181,27 @@ class BeltDriveSlave(Fmi2Slave):
         self._vr: dict[str, int] = {}  # variable name -> value reference
         self._output_index: dict[int, int] = {}  # value reference of an output -> index of its value
         self._input: dict[int, Input] = {}  # value reference of an input -> its Input
+        self._compile_pending = False  # the model's kernels compile at initialization (_note_compile)
         try:
             self._register_variables()
             self._fast = FastPath(self)  # the native loader's fast path (belt_fmu/fast_path.py)
+            self._note_compile()
         except Exception as err:  # noqa: BLE001: a raising constructor would be freed twice on fmi2Reset
             self.failure = f"the FMU's resources could not be read: {type(err).__name__}: {err}"
             self._error(f"fmi2Instantiate: {self.failure}")
+
+    def _note_compile(self) -> None:
+        """Warn the host, as the FMU loads, when the model's kernels are not compiled for this
+        machine yet (belt_fmu.kernel_cache): they then compile when initialization ends,
+        once per machine, and the host would otherwise wait with no word."""
+        part = "lumped" if getattr(self, "model", "") == "lumped" else "discretized"
+        if not kernel_cache.pending_parts([part]):
+            return
+        what, estimate = kernel_cache.PARTS[part]
+        why = kernel_cache.compile_reason or "this machine has not compiled this version's kernels yet"
+        self._compile_pending = True
+        self.log(f"compiling {what} for this machine, once, when initialization ends: about {estimate:.0f} s "
+                 f"({why})", Fmi2Status.warning)
 
     def _register_variables(self) -> None:
         resources = Path(self.resources)
@@ -429,6 +446,7 @@ class BeltDriveSlave(Fmi2Slave):
         inputs = tuple(getattr(self, spec.name) for spec in self.inputs)
         if self.drive is not None and self._started_with == (parameters, inputs):
             return
+        started = time.perf_counter()
         try:
             drive = self.drive if self.drive is not None and self._started_with[0] == parameters else None
             drive = drive or make_drive(self._layout())
@@ -439,6 +457,10 @@ class BeltDriveSlave(Fmi2Slave):
             self.failure = f"the model did not initialize: {err}"
             return
         self.drive, self._started_with, self.failure = drive, (parameters, inputs), None
+        if self._compile_pending:
+            self._compile_pending = False
+            self.log(f"compiled and started the model in {time.perf_counter() - started:.0f} s; later loads on "
+                     "this machine load the compiled kernels")
 
     def _layout(self, parameters: dict | None = None):
         """The layout with the parameter values set through the FMU (LayoutError if invalid)."""

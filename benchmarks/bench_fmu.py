@@ -45,7 +45,6 @@ def main() -> None:
 
     from belt_fmu.build import build_fmu
     from belt_fmu.cosim import FmuInstance
-    from belt_fmu.build.fmu import package_name
     from belt_fmu.simulation import RPM
 
     tmp = tempfile.mkdtemp(prefix="belt_fmu_bench_")
@@ -68,7 +67,7 @@ def main() -> None:
     instance = FmuInstance(fmu_path)
     instance.initialize({"crank_speed": crank, "water_pump_torque": pump})
     # the reference physics runs the FMU's own copy of the model package: the same code
-    model = importlib.import_module(package_name() + ".slave")
+    model = importlib.import_module("belt_fmu.slave")
     drive = model.BeltDrive(model.load_layout_data(instance.layout_data))
     drive.reset(crank, pump)
 

@@ -115,7 +115,6 @@ def fmpy_and_physics_per_step(fmu, crank, pump, steps, repeat):
     import importlib
     import os
 
-    from belt_fmu.build.fmu import package_name
     from belt_fmu.cosim import FmuInstance
 
     instances = {}
@@ -126,7 +125,7 @@ def fmpy_and_physics_per_step(fmu, crank, pump, steps, repeat):
         instances[fast].initialize({"crank_speed": crank, "water_pump_torque": pump})
     os.environ.pop("BELT_FMU_NATIVE_FAST_PATH", None)
     instance = instances[True]
-    model = importlib.import_module(package_name() + ".slave")  # the FMU's own copy of the model
+    model = importlib.import_module("belt_fmu.slave")  # the FMU's model: this process's package, the same code
     drive = model.BeltDrive(model.load_layout_data(instance.layout_data))
     drive.reset(crank, pump)
     inputs = [instance.variables[n].valueReference for n in ("crank_speed", "water_pump_torque")]

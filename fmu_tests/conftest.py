@@ -1,10 +1,10 @@
-"""Shared builders of small test drives (layouts as TOML text, as users write them), and
-the session end that keeps the suite green with PythonFMU FMUs loaded in-process."""
-from __future__ import annotations
+"""Shared builders of small test drives (layouts as TOML text, as users write them), the
+session's FMU and the FMI status helper.
 
-import os
-import shutil
-import tempfile
+The suite compiles the model's kernels once per machine and version, into the per-user kernel
+folder (belt_fmu.kernel_cache) that the package and the FMUs it builds share; set
+BELT_FMU_CACHE to keep them elsewhere."""
+from __future__ import annotations
 
 import pytest
 
@@ -63,26 +63,11 @@ bearing_damping_Nms_per_rad = 0.0
 {extra_pulleys}"""
 
 
-def pytest_configure(config):
-    """The FMUs the tests build copy their model package and numba cache into a per-user
-    cache folder (belt_fmu/build/slave_script.py); point it at a temporary folder of this
-    session, removed at its end, so that the suite leaves nothing in ~/.cache."""
-    if "BELT_FMU_CACHE" not in os.environ:
-        config._belt_fmu_cache = tempfile.mkdtemp(prefix="belt_fmu_test_cache.")
-        os.environ["BELT_FMU_CACHE"] = config._belt_fmu_cache
-
-
-def pytest_unconfigure(config):
-    cache = getattr(config, "_belt_fmu_cache", None)
-    if cache is not None:
-        del os.environ["BELT_FMU_CACHE"]
-        shutil.rmtree(cache, ignore_errors=True)
-
-
 @pytest.fixture(scope="session")
 def fmu(tmp_path_factory):
     """The FMU of the built-in layout, inputs starting at 800 rpm and 2 N m, built once per
-    session (its kernels compile once into the session's cache folder, about 10 s)."""
+    session (with its compiled kernels, which the suite's own runs of the model share:
+    belt_fmu.kernel_cache)."""
     from belt_fmu.build import build_fmu
     from belt_fmu.units import RPM
 

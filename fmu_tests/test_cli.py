@@ -135,7 +135,7 @@ def test_build_without_a_c_compiler_warns_and_keeps_pythonfmus_binary(tmp_path, 
     import zipfile
 
     monkeypatch.setenv("CC", "no-such-compiler")
-    assert main(["build", "-o", str(tmp_path / "Plain.fmu"), "--no-warm"]) == 0
+    assert main(["build", "-o", str(tmp_path / "Plain.fmu"), "--no-kernels"]) == 0
     err = capsys.readouterr().err
     assert "belt-fmu build: warning: no C compiler found" in err
     assert "native FMI hosts load only with LD_PRELOAD of libpython" in err

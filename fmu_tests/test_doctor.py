@@ -1,6 +1,7 @@
 """``belt-fmu doctor``: this machine against what an FMU needs in native hosts; and the ELF
 reading it rests on, against the requirements PythonFMU 0.7.0's linux64 binary is known to
 have (measured with objdump when the native-host issue was opened: GLIBC_2.32, GLIBCXX_3.4.30)."""
+import json
 import shutil
 import zipfile
 from pathlib import Path
@@ -32,7 +33,27 @@ def test_doctor_passes_on_this_machine_for_the_built_fmu(fmu, capsys):
     assert "ok      platform: Linux x86_64: the FMU has a linux64 binary" in out
     assert "ok      native loader" in out
     assert "the FMU will use it" in out
+    # built here: its own kernels fit this machine and the Python it will use
+    assert "ok      compiled kernels: its kernels were compiled for this processor" in out
+    assert "the FMU starts without compiling" in out
     assert out.rstrip().endswith("this machine can run the FMU in native hosts")
+
+
+def test_doctor_says_when_the_kernels_will_compile(fmu, tmp_path, capsys):
+    """An FMU whose kernels are for another numba: doctor says its first load compiles
+    them, and why (information: the FMU still runs)."""
+    other = tmp_path / "Other.fmu"
+    info_name = "resources/kernels/kernels.json"
+    with zipfile.ZipFile(fmu) as src, zipfile.ZipFile(other, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item.filename)
+            if item.filename == info_name:
+                data = json.dumps({**json.loads(data), "numba": "0.0.1"}).encode()
+            dst.writestr(item, data)
+    assert main(["doctor", str(other)]) == 0
+    out = capsys.readouterr().out
+    assert "compiled kernels: its kernels are for Python" in out and "with numba 0.0.1" in out
+    assert "the first load on this machine compiles them" in out
 
 
 def test_doctor_names_what_is_missing(fmu, tmp_path, monkeypatch, capsys):

@@ -128,7 +128,7 @@ def test_sweep_out_must_be_csv(tmp_path, capsys):
 
 
 def test_build_into_an_unwritable_place_is_an_output_error(capsys):
-    status, _, err = run_cli(capsys, "build", "-o", "/proc/b.fmu", "--no-warm")
+    status, _, err = run_cli(capsys, "build", "-o", "/proc/b.fmu", "--no-kernels")
     assert status == EXIT_OUTPUT
     assert "belt-fmu build: error: -o /proc/b.fmu: cannot write" in err
 

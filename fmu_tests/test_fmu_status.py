@@ -240,8 +240,9 @@ def test_start_time_of_the_experiment_is_the_fmus_time(fmu):
 
 
 def model_module(name):
-    """The FMU's copy of a model module, loaded in this process from the per-user cache."""
-    return sys.modules[next(m for m in sys.modules if m.startswith("belt_fmu_") and m.endswith(name))]
+    """The FMU's model module ``name`` (``model.system``, ...): the FMU runs this process's
+    package, the same code (belt_fmu/build/slave_script.py)."""
+    return sys.modules[f"belt_fmu.{name}"]
 
 
 @pytest.fixture
@@ -263,7 +264,7 @@ def test_divergence_is_a_discard_then_errors_until_a_state_is_restored(started_i
     through Python; a divergence on the fast path: test_fast_path.py.)"""
     started = started_in_python
     saved = started.get_state()
-    system = model_module(".model.system")
+    system = model_module("model.system")
     advance = system.BeltDrive.advance
 
     def diverge(self, interval, crank, torque):
@@ -283,7 +284,7 @@ def test_divergence_is_a_discard_then_errors_until_a_state_is_restored(started_i
 
 def test_a_drive_that_diverges_while_starting_fails_initialization(fmu, monkeypatch):
     inst = FmuInstance(fmu, instance_name="torn")
-    system = model_module(".model.system")
+    system = model_module("model.system")
 
     def diverge(self, crank, torque, settle_time=None):
         raise system.DivergenceError("integration diverged at t = 0.01 s: an element stretched beyond 25 %")

@@ -4,7 +4,7 @@ load it: the project's own small C host (native/fmi2_host.c) and libcosim driven
 no LD_PRELOAD, no PYTHONPATH, and a PATH (/usr/bin:/bin) without the Python that has numba.
 The FMU's native loader must find that Python by itself (docs/native-hosts.md).
 
-``BELT_FMU_CACHE`` is passed on when set, so the runs share the test session's JIT cache.
+``HOME``, ``XDG_CACHE_HOME`` and ``BELT_FMU_CACHE`` are passed on, so the runs share the compiled kernels.
 Skipped where there is no C compiler: the FMU then has no native loader either.
 """
 from __future__ import annotations
@@ -32,14 +32,15 @@ pytestmark = pytest.mark.skipif(native.compiler() is None, reason="no C compiler
 
 def bare_environment(**extra) -> dict:
     """An environment with no Python set-up (no virtual environment, no PYTHONPATH): the
-    PATH, this session's FMU cache folder and the machine's OpenBLAS settings. Those select
+    PATH, where the kernel cache is (HOME, XDG_CACHE_HOME, BELT_FMU_CACHE: the shared compiled
+    kernels, belt_fmu.kernel_cache) and the machine's OpenBLAS settings. Those select
     OpenBLAS's kernels (OPENBLAS_CORETYPE: some processors' environments set it), and with
     them the rounding of the reset's equilibrium solve: without them the hosts' outputs
     differed from fmpy's in this process by 2e-13 relative, which the bit-for-bit checks
     see."""
     env = {"PATH": "/usr/bin:/bin"}
     env.update({name: value for name, value in os.environ.items()
-                if name == "BELT_FMU_CACHE" or name.startswith("OPENBLAS_")})
+                if name in ("HOME", "XDG_CACHE_HOME", "BELT_FMU_CACHE") or name.startswith("OPENBLAS_")})
     env.update(extra)
     return env
 

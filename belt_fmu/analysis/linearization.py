@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import kernel_cache
 from ..model.belt import closed_belt_forces
 from ..model.contact import normal_contact, rebuild_neighbour_lists
 from ..model.drive import pulley_loads, update_pulley_centers
@@ -239,11 +240,12 @@ def tangent_matrices(drive, water_pump_torque: float, arm_friction: str = "stuck
     y0 = drive.y.copy()
     work = drive.work.copy()
     index_work = drive.index_work.copy()
-    _rebuild(y0.copy(), work, index_work, drive.parameters)
     stiffness = np.zeros((len(dofs), len(dofs)))
     damping = np.zeros_like(stiffness)
-    _jacobians(y0, y0.copy(), work, index_work, drive.parameters, base_slip, base_friction, dofs,
-               ARM_MODES[arm_friction], water_pump_torque, stiffness, damping)
+    with kernel_cache.compiling("analysis"):
+        _rebuild(y0.copy(), work, index_work, drive.parameters)
+        _jacobians(y0, y0.copy(), work, index_work, drive.parameters, base_slip, base_friction, dofs,
+                   ARM_MODES[arm_friction], water_pump_torque, stiffness, damping)
     return dofs, stiffness, damping
 
 

@@ -1,15 +1,19 @@
 """``belt-fmu build``: pack a layout and the model into an FMI 2.0 co-simulation FMU.
 
-The FMU carries, in its resources: the model package (``belt_fmu_<hash>``, runtime modules
-only), the generated slave script (:mod:`belt_fmu.build.slave_script`), the layout as
-``layout.json`` (what the slave reads: no TOML parser needed on the target) and
-``layout.toml`` (for people), and the inputs' start values. PythonFMU contributes its
-Python-facing module and its native wrapper. The target machine needs a Python >= 3.10 with
-numpy and numba.
+The FMU carries, in its resources: the model package (``belt_fmu``, runtime modules only),
+its compiled kernels (``kernels``), the generated slave script
+(:mod:`belt_fmu.build.slave_script`), the layout as ``layout.json`` (what the slave reads:
+no TOML parser needed on the target) and ``layout.toml`` (for people), and the inputs'
+start values. PythonFMU contributes its Python-facing module and its native wrapper. The
+target machine needs a Python >= 3.10 with numpy and numba.
 
-After packing, the modelDescription is completed (:mod:`belt_fmu.build.model_description`),
-the FMU written atomically, and, unless disabled, the model's numba kernels are compiled once
-into the per-user cache the FMU uses, so that loading it starts within seconds.
+The kernels are those of every model the FMU may run (:func:`belt_fmu.model.precompile.
+compile_all`), compiled (or found compiled) in the per-user kernel folder by a fresh process
+per target level, both at once: this machine's processor, and the portable level
+:data:`belt_fmu.kernel_cache.PORTABLE_CPU` for other x86-64 machines. A host with the same
+Python and numba versions then loads them instead of compiling
+(:func:`belt_fmu.kernel_cache.use_shipped_kernels`). The modelDescription is completed
+(:mod:`belt_fmu.build.model_description`) and the FMU written atomically.
 """
 from __future__ import annotations
 
@@ -24,17 +28,13 @@ import warnings
 import zipfile
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, kernel_cache
 from ..layout import Layout, load_layout
 from ..model.inputs import input_specs
 from ..slave import INPUTS_RESOURCE, LAYOUT_RESOURCE, PARAMETERS, fmu_outputs
 from . import model_description, native
-from .slave_script import REQUIRED_PACKAGES, TEMPLATE
+from .slave_script import KERNELS, PACKAGE, REQUIRED_PACKAGES, TEMPLATE
 
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent
-#: package files the FMU runs (the command line, plots and this builder stay behind)
-RUNTIME_FILES = ("__init__.py", "layout.py", "slave.py", "fast_path.py", "simulation.py", "postprocess.py", "units.py", "files.py",
-                 "model/*.py")
 CLASS_NAME = "BeltDrive"  # FMI modelIdentifier: binaries/<platform>/BeltDrive.so
 DEFAULT_STEP = 1e-4  # [s] DefaultExperiment step size
 DOCUMENTATION = "documentation/index.html"  # every variable with its unit and meaning
@@ -45,41 +45,27 @@ class NativeLoaderWarning(UserWarning):
     LD_PRELOAD of libpython (docs/native-hosts.md)."""
 
 
-def runtime_sources() -> list[Path]:
-    files = []
-    for pattern in RUNTIME_FILES:
-        files += sorted(PACKAGE_ROOT.glob(pattern))
-    return files
-
-
-def package_name() -> str:
-    """``belt_fmu_<hash>``: the model package's name inside FMUs, unique per code version."""
-    digest = hashlib.sha256()
-    for path in runtime_sources():
-        digest.update(path.relative_to(PACKAGE_ROOT).as_posix().encode())
-        digest.update(path.read_bytes())
-    return f"belt_fmu_{digest.hexdigest()[:12]}"
-
-
 def fmu_layout_data(layout: Layout) -> dict:
     """Layout data for the FMU: the tensioner preload made explicit ([Scania thesis] eqs. 12.23-12.24
     from the pretension), so that it is an FMU parameter with its value as start."""
     data = layout.to_data()
     if layout.tensioner is not None and layout.tensioner.preload_Nm is None:
-        from ..model.system import BeltDrive
+        from ..model.parameters import translate
 
-        data["tensioner"]["preload_Nm"] = float(BeltDrive(layout).parameters.tensioner[0]["spring_preload"])
+        data["tensioner"]["preload_Nm"] = float(translate(layout)[0].tensioner[0]["spring_preload"])
     return data
 
 
 def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 800 * 2 * 3.141592653589793 / 60,
-              water_pump_torque: float = 0.0, warm_cache: bool = True, torques: dict | None = None) -> Path:
+              water_pump_torque: float = 0.0, kernels: bool = True, torques: dict | None = None) -> Path:
     """Build the FMU of the layout file ``layout_path`` (None: the built-in layout) at
     ``output``. ``crank_speed`` [rad/s] and ``water_pump_torque`` [N m] are the inputs' start
     values, ``torques`` those of the layout's torque inputs by name (``engine_torque``,
     ``{pulley}_torque``; 0 where not given; :func:`belt_fmu.model.inputs.input_specs`); a
-    torque-driven crank starts at the layout's ``initial_crank_speed_rad_per_s``. Returns the FMU's path. Raises LayoutError for a bad layout; never overwrites the
-    layout file.
+    torque-driven crank starts at the layout's ``initial_crank_speed_rad_per_s``. ``kernels``:
+    ship the compiled kernels (module docstring); without them the FMU compiles them at its
+    first load on each machine. Returns the FMU's path. Raises LayoutError for a bad layout;
+    never overwrites the layout file.
 
     The linux64 binary is the native loader (:mod:`belt_fmu.build.native`), compiled here with
     the C compiler; without one the FMU keeps PythonFMU's binary and a
@@ -107,26 +93,30 @@ def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 
         starts[name] = float(value)
     starts = {spec.name: starts[spec.name] for spec in input_specs(layout)}
     data = fmu_layout_data(layout)
-    package = package_name()
-    fingerprint = hashlib.sha256(json.dumps([package, data], sort_keys=True).encode()).hexdigest()[:12]
+    package_hash = kernel_cache.package_hash()
+    fingerprint = hashlib.sha256(json.dumps([package_hash, data], sort_keys=True).encode()).hexdigest()[:12]
     module = f"belt_fmu_slave_{fingerprint}"
 
     with tempfile.TemporaryDirectory(prefix="belt_fmu_build_") as tmp:
         stage = Path(tmp) / "stage"
         stage.mkdir()
-        for source in runtime_sources():
-            target = stage / package / source.relative_to(PACKAGE_ROOT)
+        for source in kernel_cache.runtime_sources():
+            target = stage / PACKAGE / source.relative_to(kernel_cache.PACKAGE_ROOT)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
         (stage / LAYOUT_RESOURCE).write_text(json.dumps(data, indent=1))
+        project_files = [stage / PACKAGE, stage / LAYOUT_RESOURCE, stage / "layout.toml", stage / INPUTS_RESOURCE]
+        if kernels:
+            compile_kernels(stage, stage / LAYOUT_RESOURCE, stage / KERNELS)
+            project_files.append(stage / KERNELS)
         (stage / "layout.toml").write_text(layout.to_toml())
         (stage / INPUTS_RESOURCE).write_text(json.dumps(starts))
         script = stage / f"{module}.py"
-        script.write_text(TEMPLATE.format(layout_name=layout.drive.name, version=__version__, package=package,
-                                          class_name=CLASS_NAME, required=REQUIRED_PACKAGES))
+        script.write_text(TEMPLATE.format(layout_name=layout.drive.name, version=__version__, package=PACKAGE,
+                                          package_hash=package_hash, kernels=KERNELS, class_name=CLASS_NAME,
+                                          required=REQUIRED_PACKAGES))
         packed = FmuBuilder.build_FMU(
-            script, dest=Path(tmp) / "out" / "raw.fmu",
-            project_files=[stage / package, stage / LAYOUT_RESOURCE, stage / "layout.toml", stage / INPUTS_RESOURCE],
+            script, dest=Path(tmp) / "out" / "raw.fmu", project_files=project_files,
             canGetAndSetFMUstate=True, canSerializeFMUstate=True,
         )
         sys.modules.pop(module, None)
@@ -141,8 +131,6 @@ def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 
                           "hosts are not affected", NativeLoaderWarning, stacklevel=2)
         output.parent.mkdir(parents=True, exist_ok=True)
         os.replace(_same_dir_copy(final, output), output)
-    if warm_cache:
-        warm_jit_cache(output)
     return output
 
 
@@ -180,29 +168,71 @@ def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
         dst.writestr(DOCUMENTATION, model_description.documentation_html(completed))
 
 
-def warm_jit_cache(fmu: Path) -> None:
-    """Compile the FMU's kernels into the per-user cache it uses, in a fresh process (the
-    package copy and its numba cache are what the FMU's slave script finds later)."""
-    with tempfile.TemporaryDirectory(prefix="belt_fmu_warm_") as tmp:
-        with zipfile.ZipFile(fmu) as z:
-            z.extractall(tmp)
-        resources = Path(tmp) / "resources"
-        module = (resources / "slavemodule.txt").read_text().strip()
-        code = (
-            "import importlib, sys\n"
-            f"sys.path.insert(0, {str(resources)!r})\n"
-            f"slave = importlib.import_module({module!r})\n"
-            "pkg = sys.modules[slave.PACKAGE + '.slave']\n"
-            "layout = pkg.load_layout_data(__import__('json').loads(open(sys.argv[1]).read()))\n"
-            "drive = pkg.BeltDrive(layout)\n"
-            "drive.reset(80.0, 1.0, settle_time=1e-3)\n"
-            "drive.advance(1e-4, None if drive.torque_driven_crank else 80.0, 1.0)\n"
-            "drive.output_values\n"
-            "if not (layout.torque_driven_crank or layout.port_pulleys):  # the native step; the lumped model\n"
-            "    drive.native_step()  # the native loader's fast path (belt_fmu/fast_path.py)\n"
-            "    lumped = importlib.import_module(slave.PACKAGE + '.model.lumped_system').LumpedDrive(layout)\n"
-            "    lumped.reset(80.0, 1.0, settle_time=1e-3)\n"
-            "    lumped.advance(1e-3, 80.0, 1.0)\n"
-            "    lumped.native_step()  # the native loader's fast path (belt_fmu/fast_path.py)\n"
-        )
-        subprocess.run([sys.executable, "-c", code, str(resources / LAYOUT_RESOURCE)], check=True)
+#: what a fresh process runs to compile a staged package's kernels for one target level
+#: (argv: stage, level, note, layout.json, "compile" or "record"); "record" runs them again,
+#: all loaded from the kernel folder, and lists the cache files it loaded: those the FMU needs
+COMPILE_SCRIPT = """
+import json, logging, sys
+sys.dont_write_bytecode = True  # nothing written into the staged package
+sys.path.insert(0, sys.argv[1])
+logging.basicConfig(level=logging.INFO, format="belt-fmu build: %(message)s" + sys.argv[3])
+from belt_fmu import kernel_cache
+kernel_cache.select_target(sys.argv[2])
+loaded = []
+if sys.argv[5] == "record":
+    from numba.core.caching import IndexDataCacheFile
+    load_data = IndexDataCacheFile._load_data
+
+    def recorded(self, name):
+        loaded.append(self._data_path(name))
+        return load_data(self, name)
+
+    IndexDataCacheFile._load_data = recorded
+from belt_fmu.layout import load_layout_data
+from belt_fmu.model.precompile import compile_all
+parts = compile_all(load_layout_data(json.loads(open(sys.argv[4]).read())))
+print(json.dumps({"folder": str(kernel_cache.kernel_folder()), "parts": parts, "loaded": loaded,
+                  **kernel_cache.host_target()}))
+"""
+
+
+class KernelCompileError(RuntimeError):
+    """Compiling the FMU's kernels failed (the compiling process said why on stderr)."""
+
+
+def _run_levels(stage: Path, layout_json: Path, mode: str) -> dict:
+    """COMPILE_SCRIPT for both target levels at once, each in a fresh process whose stderr
+    (the compile's announcements) goes to this one's; their results by level."""
+    notes = {"host": "", "portable": f" (portable {kernel_cache.PORTABLE_CPU} code, for other machines)"}
+    runs = {level: subprocess.Popen([sys.executable, "-c", COMPILE_SCRIPT, str(stage), level, note,
+                                     str(layout_json), mode], stdout=subprocess.PIPE, text=True)
+            for level, note in notes.items()}
+    results = {level: run.communicate()[0] for level, run in runs.items()}
+    for level, run in runs.items():
+        if run.returncode != 0:
+            raise KernelCompileError(f"compiling the FMU's kernels for the {level} level failed (exit status "
+                                     f"{run.returncode}; its messages are above)")
+    return {level: json.loads(out.splitlines()[-1]) for level, out in results.items()}
+
+
+def compile_kernels(stage: Path, layout_json: Path, target: Path) -> None:
+    """Compile the kernels of the package staged in ``stage`` for this machine and for the
+    portable level (each in a fresh process, both at once, in the per-user kernel folder,
+    where they stay for this machine), then copy to ``target`` those a fresh process loads
+    (numba also caches every callee, which a loaded entry carries compiled in), with their
+    description :data:`belt_fmu.kernel_cache.SHIPPED_INFO`."""
+    _run_levels(stage, layout_json, "compile")
+    results = _run_levels(stage, layout_json, "record")
+    host = results["host"]
+    source = Path(host["folder"])
+    version_folder = target / source.name
+    needed = {Path(path) for result in results.values() for path in result["loaded"]}
+    needed |= {index for path in needed for index in path.parent.glob(path.name.split(".py")[0] + ".py*.nbi")}
+    needed |= {marker for part in host["parts"] for marker in (source / "compiled").glob(part.replace(" ", "-") + ".*")}
+    for path in sorted(needed):
+        destination = version_folder / path.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, destination)
+    info = {key: host[key] for key in ("python", "numba", "cpu", "features", "parts")}
+    info.update(portable=True, package=source.parent.name)
+    (target / kernel_cache.SHIPPED_INFO).write_text(json.dumps(info, indent=1))

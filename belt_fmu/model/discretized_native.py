@@ -25,9 +25,8 @@ numba's cache, the cfunc at import).
 If the entries' arguments change, change :data:`advance`, :data:`ARGUMENTS` and
 :func:`arguments` with them (a cfunc that no longer compiles leaves the FMU on the Python
 path; fmu_tests/test_fast_path.py then fails). numba caches :data:`advance` with its own
-copy of the kernels, and does not notice a change of them: after editing a kernel, delete
-the caches (``find belt_fmu -name "*.nb?" -delete``). FMUs are not affected: each build
-ships the package under a new name, with a cache of its own.
+copy of the kernels; a change to any of them starts a new kernel folder
+(:mod:`belt_fmu.kernel_cache`), so it is compiled again.
 """
 from __future__ import annotations
 

@@ -19,9 +19,8 @@ must live as long as the drive. This module is imported only when a fast path is
 If ``run``'s arguments change, change :data:`advance`, :data:`ARGUMENTS` and
 :func:`arguments` with them (a cfunc that no longer compiles leaves the FMU on the Python
 path; fmu_tests/test_fast_path.py then fails). numba caches :data:`advance` with its own
-copy of ``run``, and does not notice a change of lumped.py: after editing the lumped
-kernels, delete the caches (``find belt_fmu -name "*.nb?" -delete``). FMUs are not affected:
-each build ships the package under a new name, with a cache of its own.
+copy of ``run``; a change to the lumped kernels starts a new kernel folder
+(:mod:`belt_fmu.kernel_cache`), so it is compiled again.
 """
 from __future__ import annotations
 

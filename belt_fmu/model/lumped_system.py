@@ -25,6 +25,7 @@ import math
 
 import numpy as np
 
+from .. import kernel_cache
 from ..layout import LayoutError, lumped_model_limits
 from . import lumped
 from .drive import steady_load_torques
@@ -55,6 +56,10 @@ class LumpedDrive:
     torque_driven_crank = False
 
     def __init__(self, layout):
+        with kernel_cache.compiling("lumped"):  # the kernels load (or compile, once) here
+            self._build(layout)
+
+    def _build(self, layout) -> None:
         # a layout checked as discretized and switched to lumped (simulate --model lumped)
         data = layout.to_data()
         limits = lumped_model_limits({**data["drive"], "model": "lumped"}, data["pulleys"])
@@ -76,11 +81,11 @@ class LumpedDrive:
         self.arrays = self._views(lumped.LUMPED_WORK_LAYOUT, self.work, self._wo, p)
         self._place_reference()
         self.dt = lumped.MAX_STEP
-        self._run = lumped.run  # the compiled entry point once known (_bind)
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
         self.output_names = [spec.name for spec in self.specs]
         self.output_values = np.zeros(len(self.specs))
+        self._bind()
 
     @staticmethod
     def _views(table, buffer, starts, p) -> dict:
@@ -292,7 +297,8 @@ class NativeStep:
     report_outputs = False
 
     def __init__(self, drive: LumpedDrive):
-        from . import lumped_native
+        with kernel_cache.compiling("lumped native step", detect=False):
+            from . import lumped_native
 
         self.drive = drive
         self.address = lumped_native.advance.address

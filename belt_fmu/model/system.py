@@ -28,6 +28,7 @@ import math
 import numba
 import numpy as np
 
+from .. import kernel_cache
 from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
@@ -68,6 +69,10 @@ class BeltDrive:
     """
 
     def __init__(self, layout):
+        with kernel_cache.compiling("discretized"):  # the kernels load (or compile, once) here
+            self._build(layout)
+
+    def _build(self, layout) -> None:
         self.layout = layout
         self.pulley_names = [p.name for p in layout.pulleys]
         self.inputs = input_specs(layout)
@@ -99,13 +104,14 @@ class BeltDrive:
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
         self.output_names = [spec.name for spec in self.specs]
         self._output_buffer = np.zeros(len(self.specs))
-        # the compiled entries for these arguments' types, resolved when first used (compiled_entry)
-        self._communicate = self._current_outputs = None
         self._trial_y = np.zeros(n_state)  # the trial step of the outputs runs on this copy
         self._trial_start = np.zeros(n_state)  # ... from this state
         # the arrays the compiled entries (integrator.communicate, current_outputs) take first
         self._kernel_args = (self.y, self.work, self.index_work, self.parameters, self._trial_y, self._trial_start,
                              self.control)
+        # the compiled entries for these arguments' types (compiled_entry)
+        self._communicate = compiled_entry(communicate, (*self._kernel_args, 1, 1.0, 1.0, 1.0))
+        self._current_outputs = compiled_entry(current_outputs, (*self._kernel_args, self._output_buffer))
 
     @property
     def dt(self) -> float:
@@ -229,8 +235,6 @@ class BeltDrive:
             return
         n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
         dt = interval / n_steps
-        if self._communicate is None:
-            self._communicate = compiled_entry(communicate, (*self._kernel_args, 1, 1.0, 1.0, 1.0))
         status, taken = self._communicate(*self._kernel_args, n_steps, float(dt), float(self._inputs[0]),
                                           float(water_pump_torque))
         if status == RUNAWAY:
@@ -356,8 +360,6 @@ class BeltDrive:
         computed when first read after a change (:func:`belt_fmu.model.integrator.report`:
         a function of the state and the inputs, not of the steps that led there)."""
         if not self.control[OUTPUTS_CURRENT]:
-            if self._current_outputs is None:
-                self._current_outputs = compiled_entry(current_outputs, (*self._kernel_args, self._output_buffer))
             self._current_outputs(*self._kernel_args, self._output_buffer)
         return self._output_buffer
 
@@ -430,7 +432,8 @@ class NativeStep:
         if names != ["crank_speed", "water_pump_torque"]:
             raise ValueError(f"the native step takes crank_speed and water_pump_torque; this drive's inputs are "
                              f"{', '.join(names)}")
-        from . import discretized_native
+        with kernel_cache.compiling("discretized native step", detect=False):
+            from . import discretized_native
 
         self.drive = drive
         self.address = discretized_native.advance.address

@@ -149,15 +149,15 @@ def belt_layout(folder) -> Path:
         Path(folder) / "belt_layout.toml", overwrite=True)
 
 
-def build_fmus(folder, *, warm_cache: bool = True) -> dict[str, Path]:
+def build_fmus(folder, *, kernels: bool = True) -> dict[str, Path]:
     """Build the system's four FMUs into ``folder``; returns FMU file name -> path. The belt
     FMU is :func:`belt_fmu.build.build_fmu` of the built-in layout with an alternator port
-    (:func:`belt_layout`; its JIT cache warmed unless ``warm_cache`` is False)."""
+    (:func:`belt_layout`; with its compiled kernels unless ``kernels`` is False)."""
     from belt_fmu.build import build_fmu
 
     folder = Path(folder)
     fmus = {name: build_python_fmu(script, folder / name) for name, script in SLAVE_SCRIPTS.items()}
-    fmus[BELT_FMU] = build_fmu(belt_layout(folder), folder / BELT_FMU, warm_cache=warm_cache)
+    fmus[BELT_FMU] = build_fmu(belt_layout(folder), folder / BELT_FMU, kernels=kernels)
     return fmus
 
 

@@ -1,0 +1,182 @@
+"""The compiled kernels: one kernel folder per package content (belt_fmu.kernel_cache), the
+kernels an FMU ships, and what a machine that cannot use them is told.
+
+The FMU tests load a copy of the session's FMU in a fresh process that has never imported
+belt_fmu, with an empty per-user cache (BELT_FMU_CACHE), as on a colleague's machine, and
+watch numba's compile events (``numba:compile``, raised only when a kernel is compiled, not
+when it is loaded from a cache)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from belt_fmu import kernel_cache
+
+#: run in a fresh process: load the FMU with fmpy, initialize it (with the model parameter
+#: argv[2] if given), take a 1 ms step; print the log messages and compile events in order.
+#: With argv[3] = "stop", the process ends as the model's first kernel starts compiling.
+FRESH_HOST = r"""
+import json, os, sys
+from numba.core import event
+
+events = []
+
+
+def finish(**more):
+    print(json.dumps({"events": events, **more}), flush=True)
+    os._exit(0)  # PythonFMU's instance is not freed: the process ends here, as a host's would
+
+
+class Compiles(event.Listener):
+    def on_start(self, ev):
+        events.append(["compile", ev.data["dispatcher"].py_func.__module__])
+        if sys.argv[3] == "stop" and events[-1][1].startswith("belt_fmu"):
+            finish(stopped=True)
+
+    def on_end(self, ev):
+        pass
+
+
+event.register("numba:compile", Compiles())
+from fmpy import extract, read_model_description
+from fmpy.fmi2 import FMU2Slave, defaultCallbacks, fmi2CallbackFunctions, fmi2CallbackLoggerTYPE
+
+path, model = sys.argv[1], sys.argv[2]
+description = read_model_description(path)
+vr = {v.name: v.valueReference for v in description.modelVariables}
+
+
+def logger(component, instance, status, category, message):
+    events.append(["log", status, message.decode()])
+
+
+callbacks = fmi2CallbackFunctions()
+callbacks.logger = fmi2CallbackLoggerTYPE(logger)
+callbacks.allocateMemory, callbacks.freeMemory = defaultCallbacks.allocateMemory, defaultCallbacks.freeMemory
+fmu = FMU2Slave(guid=description.guid, unzipDirectory=extract(path),
+                modelIdentifier=description.coSimulation.modelIdentifier, instanceName="fresh")
+fmu.instantiate(callbacks=callbacks, loggingOn=True)
+fmu.setupExperiment(startTime=0.0)
+fmu.enterInitializationMode()
+if model:
+    fmu.setString([vr["model"]], [model])
+fmu.exitInitializationMode()
+fmu.doStep(currentCommunicationPoint=0.0, communicationStepSize=1e-3)
+torque = fmu.getReal([vr["crank_torque"]])[0]
+native = sys.modules.get("belt_fmu.model.discretized_native")
+finish(crank_torque=torque, native_cache_hits=None if native is None else native.advance.cache_hits)
+"""
+
+
+def run_fresh_host(fmu, cache, model: str = "", stop: bool = False) -> dict:
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("PYTHON", "NUMBA_"))}
+    env["BELT_FMU_CACHE"] = str(cache)
+    run = subprocess.run([sys.executable, "-c", FRESH_HOST, str(fmu), model, "stop" if stop else "run"],
+                         capture_output=True, text=True,
+                         env=env, cwd=cache.parent, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def with_kernel_info(fmu, copy, **changes):
+    """A copy of ``fmu`` whose kernels.json has ``changes`` (as if built elsewhere)."""
+    info_name = "resources/kernels/" + kernel_cache.SHIPPED_INFO
+    with zipfile.ZipFile(fmu) as source, zipfile.ZipFile(copy, "w", zipfile.ZIP_DEFLATED) as target:
+        for item in source.infolist():
+            content = source.read(item.filename)
+            if item.filename == info_name:
+                content = json.dumps({**json.loads(content), **changes}).encode()
+            target.writestr(item, content)
+    return copy
+
+
+@pytest.mark.parametrize("built_on", ["this processor", "another processor"])
+def test_shipped_kernels_load_in_an_empty_cache_without_compiling(fmu, tmp_path, built_on):
+    """The session's FMU on "another machine" with an empty cache: built on this processor
+    (its own kernels are loaded), or on another (its portable x86-64-v3 kernels are, and
+    run here): nothing of the model compiles, the native step's C function comes from the
+    shipped cache, and the host hears of no compile. Without the shipped kernels (or with a
+    locator that missed them) the discretized model's kernels would compile here."""
+    copy = tmp_path / "Copy.fmu"
+    if built_on == "this processor":
+        shutil.copy(fmu, copy)
+    else:
+        missing = kernel_cache.missing_portable_features(kernel_cache.host_target()["features"])
+        if missing:
+            pytest.skip(f"this processor lacks {', '.join(sorted(missing))}: it cannot run x86-64-v3 code")
+        with_kernel_info(fmu, copy, cpu="another-cpu")
+    result = run_fresh_host(copy, tmp_path / "cache")
+    compiles = [e for e in result["events"] if e[0] == "compile" and e[1].startswith("belt_fmu")]
+    assert compiles == []
+    assert result["native_cache_hits"] == 1  # the fast path's cfunc, loaded, not compiled
+    assert not [e for e in result["events"] if e[0] == "log" and "compiling" in e[2]]
+    assert 0.0 < result["crank_torque"] < 100.0  # N m: the built-in drive at 800 rpm runs
+    assert (tmp_path / "cache" / "kernels").is_dir()  # seeded from the FMU
+
+
+def test_kernels_that_do_not_fit_compile_after_the_host_is_told(fmu, tmp_path):
+    """An FMU whose kernels are for another numba (as on a machine with another version):
+    fmi2Instantiate warns the host that the model will compile and why, and the model's
+    kernels then start compiling (at initialization; the host stops there, the compile
+    itself is the benchmark's)."""
+    copy = with_kernel_info(fmu, tmp_path / "Other.fmu", numba="0.0.1")
+    result = run_fresh_host(copy, tmp_path / "cache", stop=True)
+    assert result.get("stopped")  # a kernel of the model started compiling
+    events = result["events"]
+    told = next(i for i, e in enumerate(events) if e[0] == "log" and "compiling" in e[2])
+    first_compile = next(i for i, e in enumerate(events) if e[0] == "compile" and e[1].startswith("belt_fmu"))
+    assert told < first_compile
+    assert events[told][1] == 1  # fmi2Warning: hosts show it even with logging off
+    assert "numba 0.0.1" in events[told][2]  # the reason
+
+
+def test_fit_chooses_the_build_machines_kernels_the_portable_ones_or_none():
+    """kernel_cache.fit on the machines it distinguishes (a host as host_target gives it)."""
+    host = {"python": "3.11", "numba": "0.68.1", "cpu": "znver3",
+            "features": "+64bit," + ",".join("+" + f for f in kernel_cache.PORTABLE_FEATURES) + ",-avx512f"}
+    built_here = {**host, "portable": True}
+    assert kernel_cache.fit(built_here, host)[0] == "host"
+    assert kernel_cache.fit({**built_here, "cpu": "znver5"}, host)[0] == "portable"
+    old = {**host, "cpu": "sandybridge", "features": host["features"].replace("+avx2", "-avx2")}
+    level, why = kernel_cache.fit({**built_here, "cpu": "znver5"}, old)
+    assert level is None and "avx2" in why
+    level, why = kernel_cache.fit(built_here, {**host, "python": "3.12"})
+    assert level is None and "Python 3.11" in why and "Python 3.12" in why
+    assert kernel_cache.fit({**built_here, "cpu": "znver5", "portable": False}, host)[0] is None
+
+
+def test_copies_of_the_package_share_one_kernel_folder(tmp_path):
+    """The kernel folder follows the runtime files' content, not their place: a copy of the
+    package elsewhere (as an FMU carries it) has the same package hash; a changed file
+    gives another."""
+    copies = {name: tmp_path / name / "belt_fmu" for name in ("same", "changed")}
+    for copy in copies.values():
+        for source in kernel_cache.runtime_sources():
+            target = copy / source.relative_to(kernel_cache.PACKAGE_ROOT)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, target)
+    belt = copies["changed"] / "model" / "belt.py"
+    belt.write_text(belt.read_text() + "\n# changed\n")
+    assert kernel_cache.package_hash(copies["same"]) == kernel_cache.package_hash()
+    assert kernel_cache.package_hash(copies["changed"]) != kernel_cache.package_hash()
+
+
+@pytest.mark.parametrize("part", list(kernel_cache.PARTS))
+def test_compiling_is_announced_with_an_estimate(part, monkeypatch, tmp_path):
+    """compiling() without event detection (numba's cfunc raises none) announces a part not
+    yet marked compiled, with its estimate, and reports the time after."""
+    said = []
+    monkeypatch.setattr(kernel_cache, "notify", said.append)
+    monkeypatch.setattr(kernel_cache, "_marker", lambda name: tmp_path / name)
+    with kernel_cache.compiling(part, detect=False):
+        pass
+    assert (tmp_path / part).exists()  # marked compiled: said once per machine
+    what, estimate = kernel_cache.PARTS[part]
+    assert said[0] == f"compiling {what} for this machine, once: about {estimate:.0f} s"
+    assert said[1].startswith(f"compiled {what} in ")
