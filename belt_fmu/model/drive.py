@@ -41,7 +41,7 @@ ROLES = np.dtype(
 
 
 # inlined: both models call it (why: the note above friction.is_state_law)
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def table_torque(table, start, stop, speed):
     """Linear interpolation of a load-torque table [N m] at ``speed`` >= 0, held at the ends."""
     if stop <= start:

@@ -90,11 +90,15 @@ TANH_SATURATION = 19.1
 TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
 TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
-# The kernels both models call (here, in drive.py and tensioner.py) are inlined by numba
-# (inline="always"), not only by LLVM: a caller compiled while its callee is loaded from
-# numba's cache cannot inline it, and came out different, in rounding (the discretized
-# model's start moved by 1e-10) and in speed (the lumped step 0.80 -> 0.9-1.4 us), from one
-# compiled together with it. Which happened depended on which model a process compiled first.
+# The small kernels both models call (here, in drive.py and tensioner.py) are inlined by
+# numba (inline="always"), not only by LLVM: a caller compiled while its callee is loaded
+# from numba's cache came out different, in rounding (the discretized model's start moved by
+# 1e-10) and in speed, from one compiled together with it. The per-contact solves
+# (implicit_friction, implicit_state_friction, state_law_coefficient) are not: numba retypes
+# an inlined body at every call site, and theirs, at the sites of both models, made most of
+# a cold start's compile time (docs/performance.md). Every process loads the same compiled
+# entries from the one kernel folder (belt_fmu/kernel_cache.py), so the Python model, the FMU
+# and native hosts still agree bit for bit.
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -258,7 +262,7 @@ def newton_converged(step, previous_step, tolerance):
     return step <= tolerance or step * step <= (previous_step - step) * tolerance
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass, dt, guess):
     """Friction force of one contact over a step, from the implicit Euler equation
 
@@ -364,7 +368,7 @@ def stribeck(law, mu, slip):
     return stribeck_with_slope(law, mu, slip)[0]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def state_law_coefficient(law, mu, slip, dt, state, new_state):
     """Friction coefficient ``m`` (F = -N m) of a state law at the end of a step of length
     ``dt`` whose slip is ``slip`` throughout, its derivative dm/d(slip), and the states then
@@ -445,7 +449,7 @@ def state_slope(law, slope, dt):
     return (slope - law.lugre_viscous) / (law.lugre_stiffness + law.lugre_damping / dt)
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, guess):
     """:func:`implicit_friction` for the state laws: solve
     ``h(s) = mass (s - s_free) + dt N m(s) = 0`` with m from :func:`state_law_coefficient`

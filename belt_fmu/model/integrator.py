@@ -146,7 +146,7 @@ def move(s, dt):
         s.theta[j] += dt * s.omega[j]
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def step(p, s, w, dt, crank_omega, water_pump_torque, resolved):
     """One step of length ``dt`` [s] of the scheme in the module docstring; ``crank_omega``
     [rad/s] is the crank's speed, CCW (global), unless the crank is torque driven (then it is
@@ -177,7 +177,7 @@ def step(p, s, w, dt, crank_omega, water_pump_torque, resolved):
     move(s, dt)  # new positions from the new velocities
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def health(p, s, w):
     """OK, NOT_FINITE or OVERSTRETCHED for the current state."""
     limit = p.belt[0].axial_stiffness * STRAIN_LIMIT
@@ -195,7 +195,7 @@ def health(p, s, w):
     return OK
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved):
     """Take ``n_steps`` steps of ``dt`` with constant inputs.
 
@@ -216,7 +216,7 @@ def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved):
     return OK, n_steps
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _copy(target, source):
     """``target[:] = source`` for arrays of one size (the slice assignment needs numba's
     reference counting)."""
@@ -224,7 +224,7 @@ def _copy(target, source):
         target[i] = source[i]
 
 
-@njit(cache=True, _nrt=False, inline="always")
+@njit(cache=True, _nrt=False)
 def _equal(a, b):
     """Whether the arrays ``a`` and ``b`` of one size hold equal values (np.array_equal, which
     allocates)."""
@@ -234,7 +234,7 @@ def _equal(a, b):
     return True
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
         trial_lists_valid_for, resolved):
     """:func:`advance` on a drive's state ``y`` (``s`` its views, ``w`` those of its work
@@ -259,7 +259,7 @@ def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_
     return advance(parameters, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved)
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omega, water_pump_torque, outputs):
     """The outputs of the state ``y`` into ``outputs`` (for :func:`current_outputs`).
 
@@ -290,7 +290,7 @@ def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omeg
     return valid_for
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def runaway(p, s):
     """True if a pulley runs away: its cord surface faster than :data:`RUNAWAY_SPEED_RATIO`
     times the belt speed the crank gives plus :data:`RUNAWAY_SPEED_MARGIN` (or not finite).

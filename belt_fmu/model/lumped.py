@@ -304,7 +304,7 @@ def update_spring(p, w, j):
     w.spring_length[j] = w.span_length[j] + p.pulleys[j].radius * left + p.pulleys[b].radius * right
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def update_springs(p, w):
     """Wrap angles and the spans' spring lengths G_j from the span geometry.
 
@@ -329,7 +329,7 @@ def installed_wrap(p, w, j):
     return p.pulleys[j].radius * (wrap - TWO_PI * np.floor(wrap / TWO_PI))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def update_geometry(p, s, w, full):
     """Centres and path for the arm angle ``s.arm[0]``: every span if ``full``, else the
     tensioner pulley's centre, its two spans and the three wraps they end on (nothing else
@@ -432,7 +432,7 @@ def steady_arcs(radii, mu, wraps, effective, ea):
     return arcs[:, 0], arcs[:, 1]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def centrifugal_tensions(p, lb, s, w):
     """m' v^2 of each span, v its belt speed q (1 + eps) onto the next pulley."""
     n = s.content.shape[0]
@@ -441,7 +441,7 @@ def centrifugal_tensions(p, lb, s, w):
         w.centrifugal[j] = lb.mass_per_length * speed * speed
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def predict_belt(p, lb, s, w, dt):
     """The belt's explicit part of a step: the wraps' contents (the belt on a wrap is replaced
     at the entry strain as it runs through, over the wrap's transit time: a first-order lag
@@ -488,7 +488,7 @@ def predict_belt(p, lb, s, w, dt):
         w.coupling[j] = (ea + ca / dt) * w.lever[j] / u * f
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def arm_levers(p, s, w):
     """``w.lever``: dG/dpsi of the tensioner's two spans at the current geometry, the
     projection of the tensioner pulley's displacement per unit arm angle on each span (the
@@ -507,7 +507,7 @@ def arm_levers(p, s, w):
     w.lever[t] = -(w.direction_x[t] * ex + w.direction_y[t] * ey)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def solve_linear(a, b, m):
     """Solve ``a[:m, :m] x = b[:m]`` in place, x into ``b`` (Gaussian elimination with partial
     pivoting; the matrix is a cyclic tridiagonal one bordered by the arm's row and column, so
@@ -540,7 +540,7 @@ def solve_linear(a, b, m):
     return True
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sweep(w, x, n):
     """Forward and back substitution of ``x`` (n) through the factored tridiagonal matrix."""
     a = w.jacobian
@@ -551,7 +551,7 @@ def _sweep(w, x, n):
         x[j] -= w.sweep_upper[j] * x[j + 1]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def solve_step_matrix(w, n, bordered):
     """Solve the step's linear system ``w.jacobian x = w.newton`` in place (x into
     ``w.newton``): the flows' cyclic tridiagonal block T (entries (j, j-1), (j, j), (j, j+1)
@@ -625,7 +625,7 @@ def speed_gain(p, j, dt):
     return p.pulleys[j].radius * p.pulleys[j].radius * THETA * dt / p.pulleys[j].inertia
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def end_tensions(p, s, w, dpsi):
     """The spans' end-of-step tensions for the current flows and arm angle change ``dpsi``."""
     n = p.pulleys.shape[0]
@@ -662,7 +662,7 @@ def arm_residual(p, w, dt, psi0, rate0, moment0, psi):
     return residual, derivative
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
     """The step's equations at the current flows and arm angle ``psi`` (:func:`solve_step`):
     their residuals, negated, into ``w.newton`` and their Jacobian into ``w.jacobian``.
@@ -717,7 +717,7 @@ def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
     return merit
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def trust_region(p, s, w, dt, d):
     """Fraction (<= 1) of the Newton correction ``d`` (flows, arm angle) to take: the largest
     for which no pulley's capstan exponent theta mu_s changes, by its linearization at the
@@ -750,7 +750,7 @@ def trust_region(p, s, w, dt, d):
     return fraction
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def keep_slips(p, s, w, dt, dpsi):
     """The Newton iteration's start: the flows at which every pulley's gross slip is the last
     step's (``w.slip``) for the arm angle change ``dpsi``. The slip is linear in the flows
@@ -823,7 +823,7 @@ def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, spee
     return x
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def relax_step(p, s, w, dt, psi0, rate0, moment0):
     """The fallback of :func:`solve_step` when Newton's method does not converge (a crank
     speed jump that sets every pulley slipping, where the friction laws are flat and the
@@ -878,7 +878,7 @@ def relax_step(p, s, w, dt, psi0, rate0, moment0):
     return 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
     """The implicit part of a step: the flows q_j onto every pulley and the arm's end angle
     psi, from the end-of-step capstan equation of every pulley (module docstring)
@@ -943,7 +943,7 @@ def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
     return MAX_ITERATIONS + sweeps if sweeps > 0 else 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def finish_step(p, s, w, dt, psi0, rate0, psi):
     """End of the step at the solved flows and arm angle: tensions, the belt's forces and
     slips, the pulleys' speeds, the spans' contents, the arm and its geometry."""
@@ -973,7 +973,7 @@ def finish_step(p, s, w, dt, psi0, rate0, psi):
         arm_levers(p, s, w)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
     """One step of ``dt`` [s]: the pulleys' loads (:func:`belt_fmu.model.drive.
     accelerate_pulleys`), the belt's explicit part (:func:`predict_belt`), then the flows,
@@ -1005,7 +1005,7 @@ def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
     return iterations
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def health(p, lb, s, w):
     """OK, or NOT_FINITE for non-finite values or a span without belt."""
     for j in range(s.content.shape[0]):
@@ -1021,7 +1021,7 @@ def health(p, lb, s, w):
 
 # inlined: compiled apart, run handed it the ~45 views as arguments and it counted their
 # references, 0.15 us of every call (a 1 ms co-simulation step takes one call)
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def evaluate_outputs(p, lb, s, w, out):
     """All outputs of :func:`belt_fmu.model.outputs.output_specs`, at their positions, into
     ``out`` (SI units), from the state and the last step's tensions."""
