@@ -1,9 +1,9 @@
 """The compiled kernels: one kernel folder per package content (belt_fmu.kernel_cache), the
 kernels an FMU ships, and what a machine that cannot use them is told.
 
-The FMU tests load a copy of the session's FMU in a fresh process that has never imported
-belt_fmu, with an empty per-user cache (BELT_FMU_CACHE), as on a colleague's machine, and
-watch numba's compile events (``numba:compile``, raised only when a kernel is compiled, not
+The FMU tests load a copy of the session's FMU in a fresh process that cannot import an
+installed belt_fmu, with an empty per-user cache (BELT_FMU_CACHE), as on a colleague's
+machine, and watch numba's compile events (``numba:compile``, raised only when a kernel is compiled, not
 when it is loaded from a cache)."""
 from __future__ import annotations
 
@@ -24,6 +24,18 @@ from belt_fmu import kernel_cache
 FRESH_HOST = r"""
 import json, os, sys
 from numba.core import event
+
+
+class NoBeltFmuHere:
+    # a machine without belt_fmu installed: the FMU runs its own copy of the package
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name == "belt_fmu":
+            raise ModuleNotFoundError("no belt_fmu in this host's environment")
+        return None
+
+
+sys.meta_path.insert(0, NoBeltFmuHere)
 
 events = []
 

@@ -6,11 +6,13 @@ whose modules share a name cannot load in one process, so each build names its m
 compiled kernels as ``resources/kernels`` (:mod:`belt_fmu.kernel_cache`).
 
 At instantiation the script checks the Python it runs in and imports the package as
-``belt_fmu``: the one already imported in this process if it is the same code (same package
-hash: ``belt-fmu cosim``, a test session), else its own copy, copied once into a per-user
-folder (an FMU is unpacked to a new folder each time, and the package imports modules on
-first use) or, where that cannot be written, from the resources. A process that has another
-version of ``belt_fmu`` imported gets the copy under the name ``belt_fmu_<hash>``. Before any
+``belt_fmu``: the one this process has imported, or this environment has installed, if it is
+the same code (same package hash: ``belt-fmu cosim``, a test session, a script that uses
+belt_fmu beside the FMU), else its own copy, copied once into a per-user folder (an FMU is
+unpacked to a new folder each time, and the package imports modules on first use) or, where
+that cannot be written, from the resources. Where another version of ``belt_fmu`` is
+imported or installed, the copy takes the name ``belt_fmu_<hash>``, so that it hides nothing
+of the host's (its kernels then compile, once, under that name). Before any
 kernel is used, the shipped kernels seed the per-user kernel folder and numba is set to the
 target level that fits the machine (:func:`belt_fmu.kernel_cache.use_shipped_kernels`); the
 slave says so through the host's logger when the kernels must compile.
@@ -85,9 +87,27 @@ def _same_code(name):
         return False
 
 
+def _installed():
+    \"\"\"Import this environment's PACKAGE, if it has one (not this FMU's copy in the resources).\"\"\"
+    try:
+        spec = importlib.util.find_spec(PACKAGE)
+    except (ImportError, ValueError):
+        return
+    if spec is None or spec.origin is None or HERE in Path(spec.origin).resolve().parents:
+        return
+    try:
+        importlib.import_module(PACKAGE)
+    except Exception:  # a broken installation: this FMU's own copy serves
+        for module in [m for m in sys.modules if m == PACKAGE or m.startswith(PACKAGE + ".")]:
+            del sys.modules[module]
+
+
 def _import_package():
-    \"\"\"The model package: this process's PACKAGE if it is this code, else this FMU's copy.\"\"\"
+    \"\"\"The model package: this process's or this environment's PACKAGE if it is this code
+    (it is then the one the host's own imports of PACKAGE get), else this FMU's copy.\"\"\"
     name = PACKAGE
+    if name not in sys.modules:
+        _installed()
     if name in sys.modules and not _same_code(name):
         name = f"{{PACKAGE}}_{{PACKAGE_HASH}}"  # another version is imported here: a name of its own
     if name not in sys.modules:
