@@ -442,9 +442,11 @@ def _build_command(args) -> int:
 
 
 def _cosim_command(args) -> int:
-    from .cosim import FmuError, check_fmu, cosimulate
+    from .cosim import FmuError, check_fmu, cosimulate, step_problem
     from .layout import load_layout_data
 
+    if (problem := step_problem(args.t_end, args.step)) is not None:
+        args.error(f"argument --step: {problem}")
     if not Path(args.fmu).is_file():
         args.error(f"argument FMU: {args.fmu}: no such file")
     try:

@@ -249,6 +249,8 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
     if not (step_size > 0 and t_end > 0 and math.isfinite(t_end) and stride >= 1
             and abs(stride * step_size - output_interval) < 1e-9 * output_interval):
         raise ValueError("need t_end > 0, step_size > 0 and output_interval a multiple of step_size")
+    if (problem := step_problem(t_end, step_size)) is not None:
+        raise ValueError(problem)
     n_steps = int(round(t_end / step_size))
     check_fmu(fmu_path)
     from fmpy.fmi1 import FMICallException
@@ -314,6 +316,18 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
     results.layout_data = instance.layout_data
     results.messages = instance.messages
     return results
+
+
+def step_problem(t_end: float, step_size: float) -> str | None:
+    """Why fixed communication steps of ``step_size`` [s] cannot end at ``t_end`` [s], or
+    None: the run is a whole number of steps (to 1e-9 of a step), at least one."""
+    steps = t_end / step_size
+    if steps >= 0.5 and abs(steps - round(steps)) <= 1e-9 * max(1.0, steps):
+        return None
+    shorter, longer = math.floor(steps) * step_size, math.ceil(steps) * step_size
+    choices = f"--t-end {longer:.6g}" if shorter <= 0 else f"--t-end {shorter:.6g} or {longer:.6g}"
+    return (f"{t_end:g} s is not a whole number of communication steps of {step_size:g} s ({steps:.6g}); "
+            f"choose {choices}, or a step that divides it")
 
 
 def _failure(fmu_path, what: str, err, messages) -> str:

@@ -91,6 +91,19 @@ def test_cosim_of_another_fmu_says_it_is_no_belt_fmu(tmp_path, capsys):
     assert "(model 'WaterPump') is not a belt_fmu FMU: it lacks input crank_speed, water_pump_torque" in err
 
 
+@pytest.mark.parametrize("step, t_end, expected", [
+    ("1", "0.01", "choose --t-end 1"),  # a step longer than the run: it ran no step at all
+    ("0.003", "0.01", "choose --t-end 0.009 or 0.012"),  # it stopped at 0.009 s
+])
+def test_cosim_run_that_is_no_whole_number_of_steps_is_refused(fmu, capsys, step, t_end, expected):
+    """Fixed communication steps must end at --t-end: refused before the FMU is loaded,
+    naming the options and the run lengths that would do."""
+    status, out, err = run_cli(capsys, "cosim", str(fmu), "--step", step, "--t-end", t_end)
+    assert status == 2 and out == ""
+    assert f"argument --step: {float(t_end):g} s is not a whole number of communication steps of {float(step):g} s" in err
+    assert expected in err
+
+
 def test_cosim_input_beyond_range_is_refused_before_the_fmu_runs(fmu, capsys):
     status, _, err = run_cli(capsys, "cosim", str(fmu), "--rpm", "20000")
     assert status == EXIT_USAGE and "argument --rpm: '20000'" in err
