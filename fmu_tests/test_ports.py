@@ -10,7 +10,7 @@ import pytest
 
 from belt_fmu.layout import LayoutError, load_layout, load_layout_data, load_layout_text
 from belt_fmu.model.inputs import input_specs
-from belt_fmu.model.system import BeltDrive
+from belt_fmu.model.system import BeltDrive, DivergenceError
 from belt_fmu.simulation import simulate
 from belt_fmu.slave import fmu_outputs
 
@@ -419,6 +419,41 @@ def test_bsg_fmu_declares_its_ports_and_passes_fmpy_validate(bsg_fmu):
         assert variables[name].get("description"), name
     assert variables["initial_crank_speed"].get("causality") == "parameter"
     assert float(variables["initial_crank_speed"].find("Real").get("min")) == 0.0
+
+
+def test_a_torque_driven_crank_that_runs_away_is_a_divergence():
+    """engine_torque 1e4 N m (inside its input range) and no load to balance it: the crank
+    passes the model's range of 1500 rad/s within a fraction of a second. The run stops with
+    a DivergenceError that names the crank and the inputs as plain numbers, as a runaway
+    accessory's does (it ran on to 2.4 million rpm with no error before)."""
+    drive = BeltDrive(load_layout_text(STARTUP, "<[Kubas and Harlecki 2021] start-up>"))
+    with pytest.raises(DivergenceError) as caught:
+        simulate(drive=drive, crank_speed=0.0, settle_time=0.0, t_end=0.5, output_interval=1e-3,
+                 inputs={"engine_torque": 1.0e4, "driven_torque": 0.0})
+    message = str(caught.value)
+    assert "the crank ran away by t = " in message and "beyond the model's range of 1500 rad/s" in message
+    assert "engine_torque=10000.0 N.m" in message and "np." not in message
+    assert 1500.0 < abs(drive.views.omega[drive.geometry.crank]) < 1.0e4  # stopped soon after, not at 2.4e6 rpm
+
+
+def test_a_runaway_crank_in_the_fmu_is_discarded(bsg_fmu):
+    """The same through the FMU (the BSG drive, torque-driven): the step on which the crank
+    runs away returns fmi2Discard with the reason in the log."""
+    from belt_fmu.cosim import FmuInstance
+    from fmpy.fmi1 import FMICallException
+
+    instance = FmuInstance(bsg_fmu)
+    try:
+        instance.initialize({"engine_torque": 0.0})
+        instance.set({"engine_torque": 1.0e4})
+        with pytest.raises(FMICallException) as caught:
+            for _ in range(100):
+                instance.fmu.doStep(currentCommunicationPoint=instance.time, communicationStepSize=1e-2)
+                instance.time += 1e-2
+        assert caught.value.status == 2  # fmi2Discard
+        assert any(level == "DISCARD" and "the crank ran away" in text for level, text in instance.messages)
+    finally:
+        instance.close()
 
 
 def test_bsg_fmu_runs_the_start_as_the_python_model_does(bsg_fmu):

@@ -65,6 +65,7 @@ from .belt import closed_belt_forces, implicit_axial_correction, implicit_belt_c
 from .contact import normal_contact, update_neighbour_lists
 from .drive import accelerate_pulleys, update_pulley_centers
 from .friction import friction_impulses
+from .inputs import CRANK_SPEED_RANGE
 from .outputs import evaluate_outputs
 from .stability import MAX_STEP, bending_is_implicit, explicit_modes, limiting_mode
 from .state import unpack
@@ -90,6 +91,9 @@ TRIAL_STEP_FRACTION = 0.5
 #: the crank at rest)
 RUNAWAY_SPEED_RATIO = 1.5
 RUNAWAY_SPEED_MARGIN = 5.0
+#: a torque-driven crank faster than the model's crank-speed range [rad/s] has run away (the
+#: engine torque drives it and no load holds it back)
+MAX_CRANK_OMEGA = CRANK_SPEED_RANGE[1]
 
 #: The control words of a drive (float64, BeltDrive.control), which :func:`communicate` and
 #: :func:`current_outputs` keep, so that the native loader's fast path (a cfunc around them,
@@ -295,8 +299,11 @@ def runaway(p, s):
     """True if a pulley runs away: its cord surface faster than :data:`RUNAWAY_SPEED_RATIO`
     times the belt speed the crank gives plus :data:`RUNAWAY_SPEED_MARGIN` (or not finite).
     The belt cannot drive a pulley that fast, so its load torque drives it (a negative load
-    beyond what the belt can hold back)."""
+    beyond what the belt can hold back). Also true for a torque-driven crank beyond
+    :data:`MAX_CRANK_OMEGA`: the engine torque drives it and no load holds it back."""
     crank = p.roles[0].crank
+    if not abs(s.omega[crank]) <= MAX_CRANK_OMEGA:  # only a torque-driven crank can
+        return True
     belt_speed = abs(s.omega[crank]) * p.pulleys[crank].radius  # prescribed or torque-driven
     limit = RUNAWAY_SPEED_RATIO * belt_speed + RUNAWAY_SPEED_MARGIN
     for j in range(s.omega.shape[0]):

@@ -247,7 +247,7 @@ class LumpedDrive:
                     else f"a step's implicit equations had no solution within {lumped.MAX_ITERATIONS} Newton iterations "
                          f"nor {lumped.MAX_SWEEPS} Gauss-Seidel sweeps")
             raise DivergenceError(f"integration of the lumped model diverged at t = {when:.6g} s: {what}; inputs "
-                                  f"crank_speed={crank_speed!r} rad/s, water_pump_torque={water_pump_torque!r} N.m, "
+                                  f"crank_speed={float(crank_speed)!r} rad/s, water_pump_torque={float(water_pump_torque)!r} N.m, "
                                   f"step {dt:.3g} s")
         self.time += interval
 

@@ -29,13 +29,14 @@ import numba
 import numpy as np
 
 from .. import kernel_cache
+from ..units import RPM
 from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
 from .inputs import check_inputs, input_specs
-from .integrator import (CONTROL_SIZE, CRANK_OMEGA, NOMINAL_DT, NOT_FINITE, OK, OUTPUT_DT, OUTPUTS_CURRENT,
-                         OVERSTRETCHED, RUNAWAY, STRAIN_LIMIT, TRIAL_TAKEN, choose_bending_scheme, communicate,
-                         current_outputs, stable_time_step)
+from .integrator import (CONTROL_SIZE, CRANK_OMEGA, MAX_CRANK_OMEGA, NOMINAL_DT, NOT_FINITE, OK, OUTPUT_DT,
+                         OUTPUTS_CURRENT, OVERSTRETCHED, RUNAWAY, STRAIN_LIMIT, TRIAL_TAKEN, choose_bending_scheme,
+                         communicate, current_outputs, stable_time_step)
 from .outputs import SPAN_OFFSET_FRACTION, SPAN_OFFSET_MIN, output_specs, span_end_points
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
@@ -256,10 +257,10 @@ class BeltDrive:
 
     def _describe_inputs(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> str:
         """The inputs a run failed at, for its error message."""
-        text = "" if self.torque_driven_crank else f"crank_speed={crank_speed!r} rad/s, "
-        text += f"water_pump_torque={water_pump_torque!r} N.m"
+        text = "" if self.torque_driven_crank else f"crank_speed={float(crank_speed)!r} rad/s, "
+        text += f"water_pump_torque={float(water_pump_torque)!r} N.m"
         for name, (spec, j, sign) in self._torque_inputs.items():
-            text += f", {name}={sign * ports[j]!r} {spec.unit}"
+            text += f", {name}={float(sign * ports[j])!r} {spec.unit}"
         return text
 
     def _runaway(self, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> DivergenceError:
@@ -267,7 +268,14 @@ class BeltDrive:
         integrator.runaway` found it), naming the fastest pulley."""
         surface = np.abs(self.views.omega) * self.geometry.radii
         crank = self.geometry.crank
-        belt_speed = abs(self.views.omega[crank]) * self.geometry.radii[crank]  # prescribed or torque-driven
+        crank_omega = abs(float(self.views.omega[crank]))
+        if not crank_omega <= MAX_CRANK_OMEGA:
+            return DivergenceError(
+                f"the crank ran away by t = {self.time:.6g} s: {crank_omega:.4g} rad/s ({crank_omega / RPM:.4g} "
+                f"rpm), beyond the model's range of {MAX_CRANK_OMEGA:g} rad/s ({MAX_CRANK_OMEGA / RPM:.0f} rpm); "
+                f"the engine torque drives it and no load holds it back (inputs "
+                f"{self._describe_inputs(crank_speed, water_pump_torque, ports)})")
+        belt_speed = crank_omega * self.geometry.radii[crank]  # prescribed or torque-driven
         j = int(np.argmax(surface))
         return DivergenceError(
             f"pulley {self.pulley_names[j]} ran away by t = {self.time:.6g} s: its surface runs at "
