@@ -220,6 +220,20 @@ def test_tensioner_without_equilibrium_names_the_stops_as_the_layout_gives_them(
         BeltDrive(load_layout_text(text)).reset(80.0, settle_time=0.0)
 
 
+def test_build_of_a_drive_that_cannot_start_is_refused(tmp_path, capsys):
+    """As simulate refuses it: a layout whose tensioner finds no equilibrium is refused at
+    build with the reason, exit 3, and no FMU is written (it built, and the FMU failed at
+    its initialization, before)."""
+    text = DEFAULT.replace("pretension_N = 450.0", "unstretched_length_m = 1.3").replace(
+        "spring_rate_Nm_per_rad = 40.0", "spring_rate_Nm_per_rad = 40.0\npreload_Nm = 5.0")
+    layout = tmp_path / "short_belt.toml"
+    layout.write_text(text)
+    status, out, err = run_cli(capsys, "build", str(layout), "-o", str(tmp_path / "Short.fmu"))
+    assert status == EXIT_MODEL
+    assert "the FMU's model cannot start at its start inputs" in err and "the belt is too short" in err
+    assert not (tmp_path / "Short.fmu").exists()
+
+
 def test_pretension_bound_and_six_percent_prestretch(two_pulley_layout):
     """A 6 % pre-stretch (an elastic belt) starts: span tensions at the pretension (within
     the 1 % that the contact penetration and the discretization change it by); beyond 15 %

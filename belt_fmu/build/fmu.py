@@ -63,9 +63,11 @@ def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 
     values, ``torques`` those of the layout's torque inputs by name (``engine_torque``,
     ``{pulley}_torque``; 0 where not given; :func:`belt_fmu.model.inputs.input_specs`); a
     torque-driven crank starts at the layout's ``initial_crank_speed_rad_per_s``. ``kernels``:
-    ship the compiled kernels (module docstring); without them the FMU compiles them at its
-    first load on each machine. Returns the FMU's path. Raises LayoutError for a bad layout;
-    never overwrites the layout file.
+    ship the compiled kernels (module docstring), for which the model runs from its steady
+    running state at the start inputs; without them the FMU compiles them at its first load
+    on each machine, and the start is not tried here. Returns the FMU's path. Raises
+    LayoutError for a bad layout, InitializationError (DivergenceError) for a model that
+    cannot start at its start inputs, as ``simulate`` would; never overwrites the layout file.
 
     The linux64 binary is the native loader (:mod:`belt_fmu.build.native`), compiled here with
     the C compiler; without one the FMU keeps PythonFMU's binary and a
@@ -105,12 +107,12 @@ def build_fmu(layout_path=None, output="BeltDrive.fmu", *, crank_speed: float = 
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, target)
         (stage / LAYOUT_RESOURCE).write_text(json.dumps(data, indent=1))
+        (stage / "layout.toml").write_text(layout.to_toml())
+        (stage / INPUTS_RESOURCE).write_text(json.dumps(starts))
         project_files = [stage / PACKAGE, stage / LAYOUT_RESOURCE, stage / "layout.toml", stage / INPUTS_RESOURCE]
         if kernels:
             compile_kernels(stage, stage / LAYOUT_RESOURCE, stage / KERNELS)
             project_files.append(stage / KERNELS)
-        (stage / "layout.toml").write_text(layout.to_toml())
-        (stage / INPUTS_RESOURCE).write_text(json.dumps(starts))
         script = stage / f"{module}.py"
         script.write_text(TEMPLATE.format(layout_name=layout.drive.name, version=__version__, package=PACKAGE,
                                           package_hash=package_hash, kernels=KERNELS, class_name=CLASS_NAME,
@@ -169,8 +171,10 @@ def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
 
 
 #: what a fresh process runs to compile a staged package's kernels for one target level
-#: (argv: stage, level, note, layout.json, "compile" or "record"); "record" runs them again,
-#: all loaded from the kernel folder, and lists the cache files it loaded: those the FMU needs
+#: (argv: stage, level, note, layout.json, "compile" or "record", inputs.json); "record" runs
+#: them again, all loaded from the kernel folder, and lists the cache files it loaded: those
+#: the FMU needs. The models start at the FMU's start inputs: a drive that cannot start there
+#: ends the process with status 3 and the reason (the FMU would fail to initialize)
 COMPILE_SCRIPT = """
 import json, logging, sys
 sys.dont_write_bytecode = True  # nothing written into the staged package
@@ -189,8 +193,16 @@ if sys.argv[5] == "record":
 
     IndexDataCacheFile._load_data = recorded
 from belt_fmu.layout import load_layout_data
+from belt_fmu.model.initialization import InitializationError
 from belt_fmu.model.precompile import compile_all
-parts = compile_all(load_layout_data(json.loads(open(sys.argv[4]).read())))
+from belt_fmu.model.system import DivergenceError
+starts = json.loads(open(sys.argv[6]).read())
+try:
+    parts = compile_all(load_layout_data(json.loads(open(sys.argv[4]).read())), starts.get("crank_speed"),
+                        starts.get("water_pump_torque", 0.0))
+except (InitializationError, DivergenceError) as err:
+    print(json.dumps({"cannot_start": str(err)}))
+    sys.exit(3)
 print(json.dumps({"folder": str(kernel_cache.kernel_folder()), "parts": parts, "loaded": loaded,
                   **kernel_cache.host_target()}))
 """
@@ -202,13 +214,21 @@ class KernelCompileError(RuntimeError):
 
 def _run_levels(stage: Path, layout_json: Path, mode: str) -> dict:
     """COMPILE_SCRIPT for both target levels at once, each in a fresh process whose stderr
-    (the compile's announcements) goes to this one's; their results by level."""
+    (the compile's announcements) goes to this one's; their results by level. Raises
+    InitializationError (or DivergenceError) when the model cannot start at the FMU's start
+    inputs, as simulate would."""
     notes = {"host": "", "portable": f" (portable {kernel_cache.PORTABLE_CPU} code, for other machines)"}
     runs = {level: subprocess.Popen([sys.executable, "-c", COMPILE_SCRIPT, str(stage), level, note,
-                                     str(layout_json), mode], stdout=subprocess.PIPE, text=True)
+                                     str(layout_json), mode, str(stage / INPUTS_RESOURCE)],
+                                    stdout=subprocess.PIPE, text=True)
             for level, note in notes.items()}
     results = {level: run.communicate()[0] for level, run in runs.items()}
     for level, run in runs.items():
+        if run.returncode == 3:
+            from ..model.initialization import InitializationError
+
+            reason = json.loads(results[level].splitlines()[-1])["cannot_start"]
+            raise InitializationError(f"the FMU's model cannot start at its start inputs: {reason}")
         if run.returncode != 0:
             raise KernelCompileError(f"compiling the FMU's kernels for the {level} level failed (exit status "
                                      f"{run.returncode}; its messages are above)")

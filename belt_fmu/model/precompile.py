@@ -10,15 +10,18 @@ from .system import BeltDrive
 SPEED, TORQUE = 80.0, 1.0
 
 
-def compile_all(layout) -> list[str]:
+def compile_all(layout, crank_speed: float | None = SPEED, water_pump_torque: float = TORQUE) -> list[str]:
     """Run each model an FMU of ``layout`` may use (the discretized model, its native step,
-    the lumped model and its native step where the layout allows them) for a moment, so
-    that their kernels are in the kernel folder; returns the parts run (kernel_cache.PARTS)."""
+    the lumped model and its native step where the layout allows them) for a moment, from
+    the steady running state at ``crank_speed`` [rad/s] (None: :data:`SPEED`) and
+    ``water_pump_torque`` [N m], so that their kernels are in the kernel folder; returns the
+    parts run (kernel_cache.PARTS). InitializationError or DivergenceError if the
+    discretized model cannot start there."""
     parts = ["discretized"]
     drive = BeltDrive(layout)
-    speed = None if drive.torque_driven_crank else SPEED
-    drive.reset(SPEED, TORQUE, settle_time=1e-3)
-    drive.advance(1e-4, speed, TORQUE)
+    start = SPEED if crank_speed is None else crank_speed
+    drive.reset(start, water_pump_torque)
+    drive.advance(1e-4, None if drive.torque_driven_crank else start, water_pump_torque)
     drive.output_values
     if [spec.name for spec in drive.inputs] != ["crank_speed", "water_pump_torque"]:
         return parts  # no native step, and the lumped model takes no other inputs
