@@ -1,4 +1,4 @@
-"""The error contract (README "Exit status"): every entry point answers bad input with one
+"""The error contract (docs/cli.md, "Exit status"): every entry point answers bad input with one
 message naming the field or option, the value and what is allowed, with the documented exit
 status, and never a traceback. One test per row of issue 14's table, then the fuzz of the
 layout loader."""
