@@ -146,9 +146,10 @@ def kernel_check(facts: FmuFacts, python: str) -> Check:
     """Whether the FMU's compiled kernels fit ``python`` (the one the FMU will use) on this
     machine: loaded at once, or compiled at the first load (kernel_cache.fit)."""
     what = "compiled kernels"
+    compiles = (f"the first load on this machine compiles them (about {kernel_cache.PARTS['discretized'][1]:.0f} s), "
+                "later loads use them")
     if facts.kernels is None:
-        return Check(what, None, "the FMU carries none: the first load on this machine compiles them (about "
-                                 f"{kernel_cache.PARTS['discretized'][1]:.0f} s), later loads use them")
+        return Check(what, None, f"the FMU carries none: {compiles}")
     try:
         run = subprocess.run([python, "-E", "-c", kernel_cache.host_target_script()], capture_output=True, text=True,
                              timeout=60)
@@ -157,8 +158,7 @@ def kernel_check(facts: FmuFacts, python: str) -> Check:
         return Check(what, None, f"{python} could not say which processor numba compiles for")
     level, why = kernel_cache.fit(facts.kernels, host)
     if level is None:
-        return Check(what, None, f"{why}: the first load on this machine compiles them (about "
-                                 f"{kernel_cache.PARTS['discretized'][1]:.0f} s), later loads use them")
+        return Check(what, None, f"{why}: {compiles}")
     return Check(what, True, f"{why}: the FMU starts without compiling")
 
 
