@@ -102,12 +102,12 @@ def version_folder_name() -> str:
     return f"py{sys.version_info[0]}{sys.version_info[1]}-numba{numba.__version__}"
 
 
-def kernel_folder(root: Path | None = None) -> Path:
+def kernel_folder() -> Path:
     """This package's kernel folder for this Python and numba (module docstring). The
     package's import name is part of it: numba records the types of the kernels' arguments
     by module name, so a copy imported under another name has kernels of its own."""
     top = __name__.split(".")[0]
-    return (root or cache_root()) / "kernels" / f"{top}-{package_hash()}" / version_folder_name()
+    return cache_root() / "kernels" / f"{top}-{package_hash()}" / version_folder_name()
 
 
 @functools.lru_cache(maxsize=None)
@@ -178,18 +178,19 @@ def target_key() -> str:
     return hashlib.sha256(f"{triple}|{cpu}|{features}".encode()).hexdigest()[:12]
 
 
+def marker_stem(part: str) -> str:
+    """The start of ``part``'s marker files' names in a kernel folder's ``compiled`` folder
+    (each ends in the target key it was compiled for)."""
+    return part.replace(" ", "-")
+
+
 def _marker(part: str) -> Path:
-    return kernel_folder() / "compiled" / f"{part.replace(' ', '-')}.{target_key()}"
+    return kernel_folder() / "compiled" / f"{marker_stem(part)}.{target_key()}"
 
 
 def is_compiled(part: str) -> bool:
     """Whether this machine's kernel folder holds ``part``'s kernels (:data:`PARTS`)."""
     return _marker(part).exists()
-
-
-def pending_parts(parts) -> list[str]:
-    """Those of ``parts`` whose kernels this machine has not compiled yet."""
-    return [part for part in parts if not is_compiled(part)]
 
 
 @contextlib.contextmanager

@@ -195,7 +195,7 @@ class BeltDriveSlave(Fmi2Slave):
         machine yet (belt_fmu.kernel_cache): they then compile when initialization ends,
         once per machine, and the host would otherwise wait with no word."""
         part = "lumped" if getattr(self, "model", "") == "lumped" else "discretized"
-        if not kernel_cache.pending_parts([part]):
+        if kernel_cache.is_compiled(part):
             return
         what, estimate = kernel_cache.PARTS[part]
         why = kernel_cache.compile_reason or "this machine has not compiled this version's kernels yet"

@@ -248,7 +248,7 @@ def compile_kernels(stage: Path, layout_json: Path, target: Path) -> None:
     version_folder = target / source.name
     needed = {Path(path) for result in results.values() for path in result["loaded"]}
     needed |= {index for path in needed for index in path.parent.glob(path.name.split(".py")[0] + ".py*.nbi")}
-    needed |= {marker for part in host["parts"] for marker in (source / "compiled").glob(part.replace(" ", "-") + ".*")}
+    needed |= {marker for part in host["parts"] for marker in (source / "compiled").glob(kernel_cache.marker_stem(part) + ".*")}
     for path in sorted(needed):
         destination = version_folder / path.relative_to(source)
         destination.parent.mkdir(parents=True, exist_ok=True)
