@@ -412,7 +412,7 @@ def _build_command(args) -> int:
     import warnings
 
     from .build import build_fmu
-    from .build.fmu import NativeLoaderWarning
+    from .build.fmu import NativeLoaderWarning, shipped_levels
     from .kernel_cache import PORTABLE_CPU
     from .simulation import RPM
 
@@ -435,9 +435,12 @@ def _build_command(args) -> int:
             return EXIT_OUTPUT
     for warning in caught:
         print(f"belt-fmu build: warning: {warning.message}", file=sys.stderr)
-    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - start:.3g} s, "
-          + (f"with the model's compiled kernels (this processor's and portable {PORTABLE_CPU})" if args.kernels
-             else "without compiled kernels (each machine compiles them at the FMU's first load)"))
+    if args.kernels:
+        levels = f"portable {PORTABLE_CPU}" + (" and this processor's" if "host" in shipped_levels() else "")
+        kernels = f"with the model's compiled kernels ({levels})"
+    else:
+        kernels = "without compiled kernels (each machine compiles them at the FMU's first load)"
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.2f} MB) in {time.perf_counter() - start:.3g} s, {kernels}")
     return 0
 
 

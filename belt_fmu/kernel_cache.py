@@ -160,14 +160,18 @@ def _locator_class():
 
 
 def install() -> None:
-    """Put this package's locator first in numba's list (once per process and package)."""
-    from numba.core import caching
+    """Put this package's locator first in numba's list (once per process and package), and
+    make numba compile for :func:`default_level` unless the process chose its target (numba's
+    ``NUMBA_CPU_NAME``, or code compiled already)."""
+    from numba.core import caching, config
 
     impl = getattr(caching, "CacheImpl", None) or caching._CacheImpl
     if not any(getattr(cls, "_belt_fmu_root", None) == PACKAGE_ROOT for cls in impl._locator_classes):
         locator = _locator_class()
         locator._belt_fmu_root = PACKAGE_ROOT
         impl._locator_classes.insert(0, locator)
+        if config.CPU_NAME is None and not _codegen_started():
+            select_target(default_level(host_target()["features"]))
 
 
 def target_key() -> str:
@@ -267,6 +271,16 @@ def missing_portable_features(features: str) -> set[str]:
     return set(PORTABLE_FEATURES) - {item[1:] for item in features.split(",") if item.startswith("+")}
 
 
+def default_level(features: str) -> str:
+    """The target level a processor with LLVM's ``features`` compiles the kernels for:
+    ``"portable"`` where it runs that level and has no wider vectors (no AVX-512), since the
+    processor's own tuning measured no faster there (docs/performance.md) and one level then
+    serves ``simulate``, the tests and the FMU alike; ``"host"`` otherwise."""
+    if missing_portable_features(features) or "+avx512f" in features.split(","):
+        return "host"
+    return "portable"
+
+
 def _codegen_started() -> bool:
     from numba.core.registry import cpu_target
 
@@ -293,11 +307,12 @@ compile_reason: str | None = None
 def fit(info: dict, host: dict) -> tuple[str | None, str]:
     """Which of an FMU's shipped target levels (its :data:`SHIPPED_INFO` ``info``) runs on
     the machine and interpreter ``host`` (:func:`host_target`): ``("host", why)`` the build
-    machine's own, ``("portable", why)``, or ``(None, why not)``."""
+    machine's own (shipped where its :func:`default_level` was ``"host"``: ``tuned``),
+    ``("portable", why)``, or ``(None, why not)``."""
     if (info.get("python"), info.get("numba")) != (host["python"], host["numba"]):
         return None, (f"its kernels are for Python {info.get('python')} with numba {info.get('numba')}, "
                       f"this is Python {host['python']} with numba {host['numba']}")
-    if (info.get("cpu"), info.get("features")) == (host["cpu"], host["features"]):
+    if info.get("tuned", True) and (info.get("cpu"), info.get("features")) == (host["cpu"], host["features"]):
         return "host", f"its kernels were compiled for this processor ({host['cpu']})"
     missing = missing_portable_features(host["features"])
     if info.get("portable") and not missing:
@@ -319,11 +334,11 @@ def use_shipped_kernels(shipped: Path) -> str | None:
         compile_reason = "the FMU carries no compiled kernels"
         return compile_reason
     level, why = fit(info, host_target())
-    if level == "portable":
+    if level is not None:
         try:
-            select_target("portable")
+            select_target(level)
         except RuntimeError:
-            level, why = None, "the host has compiled numba code in this process already, for its own target"
+            level, why = None, "the host has compiled numba code in this process already, for another target"
     if level is not None:
         source = shipped / version_folder_name()
         target = kernel_folder()

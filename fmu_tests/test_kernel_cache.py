@@ -161,6 +161,17 @@ def test_fit_chooses_the_build_machines_kernels_the_portable_ones_or_none():
     level, why = kernel_cache.fit(built_here, {**host, "python": "3.12"})
     assert level is None and "Python 3.11" in why and "Python 3.12" in why
     assert kernel_cache.fit({**built_here, "cpu": "znver5", "portable": False}, host)[0] is None
+    assert kernel_cache.fit({**built_here, "tuned": False}, host)[0] == "portable"  # built here, portable only
+
+
+def test_processors_without_wider_vectors_compile_the_portable_level():
+    """kernel_cache.default_level: the portable level where it runs and the processor has no
+    AVX-512 (one level then serves simulate, the tests and the FMU); the processor's own
+    where it has AVX-512, or lacks a feature of the portable level."""
+    avx2 = "+64bit," + ",".join("+" + f for f in kernel_cache.PORTABLE_FEATURES)
+    assert kernel_cache.default_level(avx2 + ",-avx512f") == "portable"
+    assert kernel_cache.default_level(avx2 + ",+avx512f") == "host"
+    assert kernel_cache.default_level(avx2.replace("+avx2", "-avx2")) == "host"
 
 
 def test_copies_of_the_package_share_one_kernel_folder(tmp_path):

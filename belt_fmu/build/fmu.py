@@ -9,8 +9,9 @@ target machine needs a Python >= 3.10 with numpy and numba.
 
 The kernels are those of every model the FMU may run (:func:`belt_fmu.model.precompile.
 compile_all`), compiled (or found compiled) in the per-user kernel folder by a fresh process
-per target level, both at once: this machine's processor, and the portable level
-:data:`belt_fmu.kernel_cache.PORTABLE_CPU` for other x86-64 machines. A host with the same
+per target level, at once: the portable level :data:`belt_fmu.kernel_cache.PORTABLE_CPU`
+for any x86-64 machine with AVX2, and this machine's own processor where it has wider
+vectors (:func:`shipped_levels`). A host with the same
 Python and numba versions then loads them instead of compiling
 (:func:`belt_fmu.kernel_cache.use_shipped_kernels`). The modelDescription is completed
 (:mod:`belt_fmu.build.model_description`) and the FMU written atomically.
@@ -212,16 +213,26 @@ class KernelCompileError(RuntimeError):
     """Compiling the FMU's kernels failed (the compiling process said why on stderr)."""
 
 
-def _run_levels(stage: Path, layout_json: Path, mode: str) -> dict:
-    """COMPILE_SCRIPT for both target levels at once, each in a fresh process whose stderr
+def shipped_levels() -> tuple[str, ...]:
+    """The target levels an FMU built here carries: the portable one, and this processor's
+    own where it compiles for that by default (:func:`belt_fmu.kernel_cache.default_level`:
+    a processor with wider vectors than the portable level)."""
+    if kernel_cache.default_level(kernel_cache.host_target()["features"]) == "host":
+        return ("host", "portable")
+    return ("portable",)
+
+
+def _run_levels(stage: Path, layout_json: Path, mode: str, levels: tuple[str, ...]) -> dict:
+    """COMPILE_SCRIPT for the target ``levels`` at once, each in a fresh process whose stderr
     (the compile's announcements) goes to this one's; their results by level. Raises
     InitializationError (or DivergenceError) when the model cannot start at the FMU's start
     inputs, as simulate would."""
-    notes = {"host": "", "portable": f" (portable {kernel_cache.PORTABLE_CPU} code, for other machines)"}
-    runs = {level: subprocess.Popen([sys.executable, "-c", COMPILE_SCRIPT, str(stage), level, note,
+    notes = {"host": "", "portable": f" (portable {kernel_cache.PORTABLE_CPU} code, for other machines)"
+             if len(levels) > 1 else ""}
+    runs = {level: subprocess.Popen([sys.executable, "-c", COMPILE_SCRIPT, str(stage), level, notes[level],
                                      str(layout_json), mode, str(stage / INPUTS_RESOURCE)],
                                     stdout=subprocess.PIPE, text=True)
-            for level, note in notes.items()}
+            for level in levels}
     results = {level: run.communicate()[0] for level, run in runs.items()}
     for level, run in runs.items():
         if run.returncode == 3:
@@ -236,14 +247,15 @@ def _run_levels(stage: Path, layout_json: Path, mode: str) -> dict:
 
 
 def compile_kernels(stage: Path, layout_json: Path, target: Path) -> None:
-    """Compile the kernels of the package staged in ``stage`` for this machine and for the
-    portable level (each in a fresh process, both at once, in the per-user kernel folder,
-    where they stay for this machine), then copy to ``target`` those a fresh process loads
-    (numba also caches every callee, which a loaded entry carries compiled in), with their
-    description :data:`belt_fmu.kernel_cache.SHIPPED_INFO`."""
-    _run_levels(stage, layout_json, "compile")
-    results = _run_levels(stage, layout_json, "record")
-    host = results["host"]
+    """Compile the kernels of the package staged in ``stage`` for the :func:`shipped_levels`
+    (each in a fresh process, at once, in the per-user kernel folder, where they stay for
+    this machine), then copy to ``target`` those a fresh process loads (numba also caches
+    every callee, which a loaded entry carries compiled in), with their description
+    :data:`belt_fmu.kernel_cache.SHIPPED_INFO`."""
+    levels = shipped_levels()
+    _run_levels(stage, layout_json, "compile", levels)
+    results = _run_levels(stage, layout_json, "record", levels)
+    host = results[levels[0]]
     source = Path(host["folder"])
     version_folder = target / source.name
     needed = {Path(path) for result in results.values() for path in result["loaded"]}
@@ -254,5 +266,5 @@ def compile_kernels(stage: Path, layout_json: Path, target: Path) -> None:
         destination.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, destination)
     info = {key: host[key] for key in ("python", "numba", "cpu", "features", "parts")}
-    info.update(portable=True, package=source.parent.name)
+    info.update(portable=True, tuned="host" in levels, package=source.parent.name)
     (target / kernel_cache.SHIPPED_INFO).write_text(json.dumps(info, indent=1))
