@@ -373,7 +373,7 @@ def hub_force(p, w, j):
 
 
 # ------------------------------------------------------------------------------------ friction
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def slip_coefficient(law, mu, slip, belt_speed):
     """Friction coefficient mu_s at gross slip ``slip`` [m/s] (odd in it) and its derivative:
     the law's steady velocity dependence (module docstring)."""
@@ -432,7 +432,7 @@ def steady_arcs(radii, mu, wraps, effective, ea):
     return arcs[:, 0], arcs[:, 1]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def centrifugal_tensions(p, lb, s, w):
     """m' v^2 of each span, v its belt speed q (1 + eps) onto the next pulley."""
     n = s.content.shape[0]
@@ -441,7 +441,7 @@ def centrifugal_tensions(p, lb, s, w):
         w.centrifugal[j] = lb.mass_per_length * speed * speed
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def predict_belt(p, lb, s, w, dt):
     """The belt's explicit part of a step: the wraps' contents (the belt on a wrap is replaced
     at the entry strain as it runs through, over the wrap's transit time: a first-order lag
@@ -488,7 +488,7 @@ def predict_belt(p, lb, s, w, dt):
         w.coupling[j] = (ea + ca / dt) * w.lever[j] / u * f
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def arm_levers(p, s, w):
     """``w.lever``: dG/dpsi of the tensioner's two spans at the current geometry, the
     projection of the tensioner pulley's displacement per unit arm angle on each span (the
@@ -541,20 +541,21 @@ def solve_linear(a, b, m):
 
 
 @njit(cache=True)
-def _sweep(w, x, n):
+def _sweep(a, pivot, upper, x, n):
     """Forward and back substitution of ``x`` (n) through the factored tridiagonal matrix."""
-    a = w.jacobian
-    x[0] *= w.sweep_pivot[0]
+    x[0] *= pivot[0]
     for j in range(1, n):
-        x[j] = (x[j] - a[j, j - 1] * x[j - 1]) * w.sweep_pivot[j]
+        x[j] = (x[j] - a[j, j - 1] * x[j - 1]) * pivot[j]
     for j in range(n - 2, -1, -1):
-        x[j] -= w.sweep_upper[j] * x[j + 1]
+        x[j] -= upper[j] * x[j + 1]
 
 
 @njit(cache=True)
-def solve_step_matrix(w, n, bordered):
-    """Solve the step's linear system ``w.jacobian x = w.newton`` in place (x into
-    ``w.newton``): the flows' cyclic tridiagonal block T (entries (j, j-1), (j, j), (j, j+1)
+def solve_step_matrix(a, b, upper, pivot, corner, column, n, bordered):
+    """Solve the step's linear system ``a x = b`` (``w.jacobian``, ``w.newton``) in place, x
+    into ``b``, with the scratch ``upper``, ``pivot``, ``corner`` and ``column`` (the work
+    buffer's ``sweep_upper``, ``sweep_pivot``, ``corner_solution``, ``border_solution``;
+    arrays, not the named views, which cost a call 45 arrays passed by value): the flows' cyclic tridiagonal block T (entries (j, j-1), (j, j), (j, j+1)
     around the belt loop), bordered, if ``bordered``, by the arm's row and column (index n).
     O(n): T is a tridiagonal matrix plus a rank-one corner correction (Sherman-Morrison, as
     Press et al., "Numerical Recipes", 3rd ed. 2007, section 2.7.2), the border by its Schur
@@ -562,12 +563,7 @@ def solve_step_matrix(w, n, bordered):
     diagonal is minus the sum of its off-diagonal terms and the friction slope). Two-pulley
     drives (T is 2 x 2) go to :func:`solve_linear`. False if the matrix is singular."""
     if n < 3:
-        return solve_linear(w.jacobian, w.newton, n + 1 if bordered else n)
-    a = w.jacobian
-    b = w.newton
-    upper = w.sweep_upper
-    pivot = w.sweep_pivot
-    corner = w.corner_solution
+        return solve_linear(a, b, n + 1 if bordered else n)
     beta = a[0, n - 1]  # top right
     alpha = a[n - 1, 0]  # bottom left
     gamma = -a[0, 0]
@@ -588,18 +584,17 @@ def solve_step_matrix(w, n, bordered):
         corner[j] = 0.0
     corner[0] = gamma
     corner[n - 1] = alpha
-    _sweep(w, corner, n)
+    _sweep(a, pivot, upper, corner, n)
     scale = 1.0 / (1.0 + corner[0] + beta / gamma * corner[n - 1])
-    _sweep(w, b, n)  # the flows' right-hand side
+    _sweep(a, pivot, upper, b, n)  # the flows' right-hand side
     factor = (b[0] + beta / gamma * b[n - 1]) * scale
     for j in range(n):
         b[j] -= factor * corner[j]
     if not bordered:
         return True
-    column = w.border_solution
     for j in range(n):
         column[j] = a[j, n]
-    _sweep(w, column, n)
+    _sweep(a, pivot, upper, column, n)
     factor = (column[0] + beta / gamma * column[n - 1]) * scale
     row_x = 0.0
     row_c = 0.0
@@ -625,7 +620,7 @@ def speed_gain(p, j, dt):
     return p.pulleys[j].radius * p.pulleys[j].radius * THETA * dt / p.pulleys[j].inertia
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def end_tensions(p, s, w, dpsi):
     """The spans' end-of-step tensions for the current flows and arm angle change ``dpsi``."""
     n = p.pulleys.shape[0]
@@ -717,7 +712,7 @@ def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
     return merit
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def trust_region(p, s, w, dt, d):
     """Fraction (<= 1) of the Newton correction ``d`` (flows, arm angle) to take: the largest
     for which no pulley's capstan exponent theta mu_s changes, by its linearization at the
@@ -750,7 +745,7 @@ def trust_region(p, s, w, dt, d):
     return fraction
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def keep_slips(p, s, w, dt, dpsi):
     """The Newton iteration's start: the flows at which every pulley's gross slip is the last
     step's (``w.slip``) for the arm angle change ``dpsi``. The slip is linear in the flows
@@ -776,7 +771,8 @@ def keep_slips(p, s, w, dt, dpsi):
         a[j, i] -= gain * w.compliance[i]
         b[j] = (w.slip[j] + pulley.radius * w.free_speed[j]
                 + gain * (w.predicted[j] - w.predicted[i] + (w.coupling[j] - w.coupling[i]) * dpsi))
-    if solve_step_matrix(w, n, False):
+    if solve_step_matrix(w.jacobian, w.newton, w.sweep_upper, w.sweep_pivot, w.corner_solution,
+                         w.border_solution, n, False):
         for j in range(n):
             s.flow[j] = b[j]
 
@@ -878,7 +874,7 @@ def relax_step(p, s, w, dt, psi0, rate0, moment0):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
     """The implicit part of a step: the flows q_j onto every pulley and the arm's end angle
     psi, from the end-of-step capstan equation of every pulley (module docstring)
@@ -911,7 +907,8 @@ def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
     keep_slips(p, s, w, dt, psi - psi0)
     merit = assemble(p, s, w, dt, psi0, rate0, moment0, psi)
     for iteration in range(1, MAX_ITERATIONS + 1):
-        if not solve_step_matrix(w, n, t >= 0):
+        if not solve_step_matrix(w.jacobian, w.newton, w.sweep_upper, w.sweep_pivot, w.corner_solution,
+                                 w.border_solution, n, t >= 0):
             break
         small = True
         for k in range(m):
@@ -973,7 +970,7 @@ def finish_step(p, s, w, dt, psi0, rate0, psi):
         arm_levers(p, s, w)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
     """One step of ``dt`` [s]: the pulleys' loads (:func:`belt_fmu.model.drive.
     accelerate_pulleys`), the belt's explicit part (:func:`predict_belt`), then the flows,
@@ -1005,7 +1002,7 @@ def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
     return iterations
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def health(p, lb, s, w):
     """OK, or NOT_FINITE for non-finite values or a span without belt."""
     for j in range(s.content.shape[0]):
@@ -1021,7 +1018,7 @@ def health(p, lb, s, w):
 
 # inlined: compiled apart, run handed it the ~45 views as arguments and it counted their
 # references, 0.15 us of every call (a 1 ms co-simulation step takes one call)
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def evaluate_outputs(p, lb, s, w, out):
     """All outputs of :func:`belt_fmu.model.outputs.output_specs`, at their positions, into
     ``out`` (SI units), from the state and the last step's tensions."""
