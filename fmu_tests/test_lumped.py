@@ -161,6 +161,36 @@ def test_state_save_and_restore_is_exact():
     assert np.array_equal(drive.output_values, first)
 
 
+def test_sampled_run_in_one_call_is_the_run_sample_by_sample():
+    """LumpedDrive.advance_sampled (the kernel's run_samples: what simulate uses) gives, at
+    inputs that change every sample, the outputs that advance and output_values give sample
+    by sample: the same kernel's arithmetic, so equal to rounding (1e-12 relative: LLVM may
+    contract a multiply-add differently where it inlines run into run_samples). A value
+    out of range is refused naming its input, before anything runs."""
+    drive = LumpedDrive(tensioner_drive("lumped"))
+    drive.reset(100.0, 3.0)
+    saved = drive.get_state()
+    inputs = np.column_stack([100.0 + 10.0 * np.sin(np.arange(40) * 0.3), 3.0 + np.arange(40) * 0.1])
+    stepwise = np.empty((40, drive.output_values.size))
+    for row, out in zip(inputs, stepwise):
+        drive.advance(2e-3, row[0], row[1])
+        out[:] = drive.output_values
+    drive.set_state(saved)
+    table = np.empty_like(stepwise)
+    drive.advance_sampled(2e-3, inputs, table)
+    assert np.allclose(table, stepwise, rtol=1e-12, atol=1e-12 * np.abs(stepwise).max())
+    assert drive.time == pytest.approx(40 * 2e-3, rel=1e-12)
+    assert np.array_equal(drive.output_values, table[-1])
+    inputs[7, 1] = math.nan
+    with pytest.raises(ValueError, match="water_pump_torque must be a finite number"):
+        drive.advance_sampled(2e-3, inputs, table)
+    inputs[7, 1] = 0.0
+    inputs[3, 0] = 2000.0
+    with pytest.raises(ValueError, match=r"crank_speed = 2000 rad/s is outside the allowed range"):
+        drive.advance_sampled(2e-3, inputs, table)
+    assert drive.time == pytest.approx(40 * 2e-3, rel=1e-12)  # refused before it ran
+
+
 # ------------------------------------------------------------------------------------ theory
 @pytest.mark.parametrize("law", ["tanh", "creep_polynomial", "bristle"])
 def test_torque_balance_and_creep(two_pulley_layout, law):

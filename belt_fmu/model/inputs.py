@@ -27,6 +27,8 @@ import dataclasses
 import math
 import numbers
 
+import numpy as np
+
 from ..units import RPM
 
 #: crank speed: the crank turns forwards (the initialization builds a running state in the
@@ -104,3 +106,15 @@ def check_inputs(crank_speed, water_pump_torque) -> None:
         problem = spec.problem(value)
         if problem is not None:
             raise ValueError(problem)
+
+
+def check_input_table(specs, table) -> None:
+    """:func:`check_inputs` for a table of input samples (one row per sample, columns as
+    ``specs``): each column's first non-finite value, else its extremes, against its spec."""
+    for spec, column in zip(specs, table.T):
+        finite = np.isfinite(column)
+        suspects = (column[np.argmin(finite)],) if not finite.all() else (column.min(), column.max())
+        for value in suspects:
+            problem = spec.problem(float(value))
+            if problem is not None:
+                raise ValueError(problem)

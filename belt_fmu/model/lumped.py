@@ -1089,6 +1089,20 @@ def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, out
     return status, taken
 
 
+@njit(cache=True, error_model="numpy", _nrt=False)
+def run_samples(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, table):
+    """Entry from Python: one :func:`run` per sample i, ``n_steps`` steps of ``dt`` at the
+    inputs ``crank_omega[i]``, ``water_pump_torque[i]``, its outputs into ``table[i]``: a
+    sampled run in one call, without Python between the samples. Returns (status, samples
+    completed, steps taken in the sample that failed): stops at the first status other than
+    OK."""
+    for i in range(crank_omega.shape[0]):
+        status, taken = run(y, work, so, wo, p, lb, n_steps, dt, crank_omega[i], water_pump_torque[i], table[i])
+        if status != OK:
+            return status, i, taken
+    return OK, crank_omega.shape[0], n_steps
+
+
 @njit(cache=True)
 def report(y, work, so, wo, p, lb, out):
     """Entry from Python: the outputs of the current state into ``out``."""

@@ -31,7 +31,7 @@ from . import lumped
 from .drive import steady_load_torques
 from .geometry import BeltPath
 from .initialization import InitializationError, _bracketed_root, span_tension_offsets
-from .inputs import input_specs
+from .inputs import check_input_table, input_specs
 from .outputs import output_specs
 from .parameters import translate, translate_lumped
 from .roots import brent_root
@@ -227,6 +227,9 @@ class LumpedDrive:
         communication step of this model takes."""
         self._run = compiled_entry(lumped.run, (self.y, self.work, self._so, self._wo, self.parameters, self.belt,
                                                 0, float(self.dt), 0.0, 0.0, self.output_values))
+        self._run_samples = compiled_entry(lumped.run_samples, (
+            self.y, self.work, self._so, self._wo, self.parameters, self.belt, 0, float(self.dt), np.zeros(1),
+            np.zeros(1), np.zeros((1, self.output_values.size))))
 
     def advance(self, interval: float, crank_speed: float, water_pump_torque: float = 0.0, **torques) -> None:
         """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
@@ -236,20 +239,46 @@ class LumpedDrive:
             raise ValueError(f"interval must be a finite time >= 0 s, got {interval!r}")
         if interval == 0.0:
             return
-        n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
-        dt = interval / n_steps
+        n_steps, dt = self._steps(interval)
         omega = self.parameters.roles[0]["crank_sense"] * crank_speed
         status, taken = self._run(self.y, self.work, self._so, self._wo, self.parameters, self.belt, n_steps,
                                   float(dt), float(omega), float(water_pump_torque), self.output_values)
         if status != lumped.OK:
-            when = self.time + taken * dt
-            what = ("non-finite state values" if status == lumped.NOT_FINITE
-                    else f"a step's implicit equations had no solution within {lumped.MAX_ITERATIONS} Newton iterations "
-                         f"nor {lumped.MAX_SWEEPS} Gauss-Seidel sweeps")
-            raise DivergenceError(f"integration of the lumped model diverged at t = {when:.6g} s: {what}; inputs "
-                                  f"crank_speed={float(crank_speed)!r} rad/s, water_pump_torque={float(water_pump_torque)!r} N.m, "
-                                  f"step {dt:.3g} s")
+            raise self._divergence(status, self.time + taken * dt, crank_speed, water_pump_torque, dt)
         self.time += interval
+
+    def advance_sampled(self, interval: float, inputs: np.ndarray, table: np.ndarray) -> None:
+        """Advance by ``len(inputs)`` samples of ``interval`` [s], sample i at the inputs
+        ``inputs[i]`` held (columns as :attr:`inputs`), its outputs into ``table[i]``
+        (columns as :attr:`specs`): :meth:`advance` and :attr:`output_values` per sample, in
+        one call of the kernel (:func:`belt_fmu.model.lumped.run_samples`)."""
+        check_input_table(self.inputs, inputs)
+        if not (interval > 0.0 and math.isfinite(interval)):
+            raise ValueError(f"interval must be a finite time > 0 s, got {interval!r}")
+        n_steps, dt = self._steps(interval)
+        omega = self.parameters.roles[0]["crank_sense"] * np.ascontiguousarray(inputs[:, 0], dtype=float)
+        torque = np.ascontiguousarray(inputs[:, 1], dtype=float)
+        status, done, taken = self._run_samples(self.y, self.work, self._so, self._wo, self.parameters, self.belt,
+                                                n_steps, float(dt), omega, torque, table)
+        self.time += done * interval
+        if status != lumped.OK:
+            raise self._divergence(status, self.time + taken * dt, inputs[done, 0], inputs[done, 1], dt)
+        self.output_values[:] = table[-1]
+
+    def _steps(self, interval: float) -> tuple[int, float]:
+        """The internal steps of an advance by ``interval``: their number and length [s]."""
+        n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
+        return n_steps, interval / n_steps
+
+    @staticmethod
+    def _divergence(status: int, when: float, crank_speed: float, water_pump_torque: float,
+                    dt: float) -> DivergenceError:
+        what = ("non-finite state values" if status == lumped.NOT_FINITE
+                else f"a step's implicit equations had no solution within {lumped.MAX_ITERATIONS} Newton iterations "
+                     f"nor {lumped.MAX_SWEEPS} Gauss-Seidel sweeps")
+        return DivergenceError(f"integration of the lumped model diverged at t = {when:.6g} s: {what}; inputs "
+                               f"crank_speed={float(crank_speed)!r} rad/s, water_pump_torque={float(water_pump_torque)!r} "
+                               f"N.m, step {dt:.3g} s")
 
     def native_step(self) -> "NativeStep":
         """What a native caller needs to advance this drive as :meth:`advance` does, without

@@ -228,6 +228,17 @@ class BeltDrive:
         check_inputs(crank_speed, water_pump_torque)
         self._advance(interval, crank_speed, water_pump_torque, self._port_torques(torques))
 
+    def advance_sampled(self, interval: float, inputs: np.ndarray, table: np.ndarray) -> None:
+        """Advance by ``len(inputs)`` samples of ``interval`` [s], sample i at the inputs
+        ``inputs[i]`` held (columns as :attr:`inputs`), its outputs into ``table[i]``
+        (columns as :attr:`specs`): :meth:`advance` and :attr:`output_values` per sample."""
+        names = [spec.name for spec in self.inputs]
+        ports = [j for j, spec in enumerate(self.inputs) if spec.pulley is not None]
+        for row, out in zip(inputs, table):
+            self.advance(interval, None if self.torque_driven_crank else row[0], row[1],
+                         **{names[j]: row[j] for j in ports})
+            out[:] = self.output_values
+
     def _advance(self, interval: float, crank_speed: float, water_pump_torque: float, ports: np.ndarray) -> None:
         if not (interval >= 0.0 and math.isfinite(interval)):
             raise ValueError(f"interval must be a finite time >= 0 s, got {interval!r}")
