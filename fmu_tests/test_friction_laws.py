@@ -131,12 +131,14 @@ def test_velocity_law_solve_stops_within_its_tolerance(name):
 @pytest.mark.parametrize("name", sorted(VELOCITY_LAWS))
 def test_velocity_batch_is_the_single_solve(name):
     """friction.velocity_batch, which solves the contacts of a velocity law at once in SIMD
-    lanes, gives implicit_friction's force and slip bit for bit wherever it marks a contact
-    solved, and solves most of them: 2000 contacts of one node mass (coefficients 0.2-0.6,
+    lanes, gives implicit_friction's force and slip to 16 ulp wherever it marks a contact
+    solved, and solves most of them (the batch is compiled with fused multiply-adds allowed,
+    the single solve without: where the target fuses, as x86-64-v3 code does, the iterates'
+    roundings differ, by up to 8 ulp in these contacts; on znver3's own code they agree bit
+    for bit): 2000 contacts of one node mass (coefficients 0.2-0.6,
     normal forces 1-300 N, slips without friction from sticking to sliding, belt speeds
     -20 to 20 m/s, warm starts 1e-9 to 1e-4 m/s off the root, as from the last step). A
-    batch that took another step than the single solve, or one more, differs in the last
-    bits; one that marked a contact solved whose solve had not stopped differs by a step.
+    batch that marked a contact solved whose solve had not stopped differs by a step.
     Its stiffness ``dt N d mu/ds`` is the law's at a slip within the solve's last step of the
     one returned: within 1e-4 of ``dt N mu / v_scale`` (the steepest slope of tanh; the
     last step is at most sqrt(2 FORCE_TOLERANCE / c) = 5e-5 slip scales, c the law's
@@ -162,7 +164,8 @@ def test_velocity_batch_is_the_single_solve(name):
         mu, normal, belt_speed = columns[BATCH_MU, k], columns[BATCH_NORMAL, k], columns[BATCH_BELT_SPEED, k]
         force, slip = implicit_friction(law, mu, normal, columns[BATCH_FREE_SLIP, k], belt_speed, state, work, mass,
                                         dt, columns[BATCH_GUESS, k])
-        assert (columns[BATCH_FORCE, k], columns[BATCH_SLIP, k]) == (force, slip)
+        assert abs(columns[BATCH_FORCE, k] - force) <= 16 * np.spacing(abs(force))
+        assert abs(columns[BATCH_SLIP, k] - slip) <= 16 * np.spacing(abs(slip))
         slope = friction_coefficient(law, mu, abs(slip), belt_speed)[1]
         steepest = friction_coefficient(law, mu, 0.0, belt_speed)[1] if name == "tanh" else 1.5 * mu / (
             law["slip_peak"] * max(abs(belt_speed), law["reference_speed"]))
