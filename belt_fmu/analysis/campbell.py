@@ -51,6 +51,7 @@ class Crossing:
     mode: int  # 1-based index at that speed
     classification: str
     frequency: float  # [Hz]
+    damping_ratio: float  # [-] of the mode at the nearer speed
 
 
 @dataclass(frozen=True)
@@ -65,19 +66,24 @@ class Campbell:
 
 
 def speed_modes(layout, rpm: float, count: int, water_pump_torque: float, arm_friction: str,
-                settle_time: float | None) -> SpeedModes:
+                settle_time: float | None, excitation=None) -> SpeedModes:
     """The ``count`` lowest modes at ``rpm``; an expected failure (no steady running state,
-    divergence) is returned as the error, so one bad speed does not stop the diagram."""
+    divergence) is returned as the error, so one bad speed does not stop the diagram.
+    ``arm_friction`` "excited": the equivalent damping of the arm friction under
+    ``excitation`` (:func:`belt_fmu.analysis.response.excited_arm_friction`) at this speed."""
     from ..model.initialization import InitializationError
     from ..model.system import BeltDrive, DivergenceError
     from .modes import modes
     from .operating_point import operating_point
+    from .response import excited_arm_friction
 
     try:
         drive = _DRIVES.get(layout)
         if drive is None:
             drive = _DRIVES.setdefault(layout, BeltDrive(layout))
         point = operating_point(layout, rpm, water_pump_torque, settle_time, drive=drive)
+        if arm_friction == "excited":
+            arm_friction = excited_arm_friction(point, excitation)
         found = modes(point, count, arm_friction)
     except (InitializationError, DivergenceError, ValueError) as err:
         return SpeedModes(rpm, np.zeros(0), np.zeros(0), (), f"{type(err).__name__}: {err}")
@@ -90,12 +96,13 @@ def _speed_modes(args):
 
 
 def campbell(layout, rpms, orders, count: int = 12, water_pump_torque: float = 0.0, arm_friction: str = "stuck",
-             settle_time: float | None = None, workers: int = 1, progress=None) -> Campbell:
+             settle_time: float | None = None, workers: int = 1, progress=None, excitation=None) -> Campbell:
     """The Campbell diagram of ``layout`` over crank speeds ``rpms`` [rpm] with the engine
     ``orders``: the ``count`` lowest modes at each speed, on ``workers`` local processes;
-    ``progress(done, total)`` is called as speeds finish."""
+    ``progress(done, total)`` is called as speeds finish. ``arm_friction``: stuck, sliding, or
+    excited by ``excitation`` (:func:`speed_modes`)."""
     rpms = [float(r) for r in rpms]
-    jobs = [(layout, rpm, count, water_pump_torque, arm_friction, settle_time) for rpm in rpms]
+    jobs = [(layout, rpm, count, water_pump_torque, arm_friction, settle_time, excitation) for rpm in rpms]
     results = []
     if workers > 1 and len(jobs) > 1:
         methods = multiprocessing.get_all_start_methods()
@@ -122,7 +129,7 @@ def crossings(speeds, orders) -> list[Crossing]:
     """Where a mode's frequency meets an order line between neighbouring speeds (module
     docstring). A mode is followed to the next speed by the mode of the same classification
     nearest in frequency, if within :data:`MAX_STEP_CHANGE` of it; a mode appearing or
-    vanishing there (its damping ratio crossing the cut-off) starts or ends its curve.
+    vanishing there (its class changing) starts or ends its curve.
     ``mode`` is its index among all modes at the nearer speed."""
     found = []
     good = [s for s in speeds if not s.error]
@@ -141,7 +148,8 @@ def crossings(speeds, orders) -> list[Crossing]:
                 if a == 0.0 or a * b < 0.0:
                     t = a / (a - b)
                     rpm = lo.rpm + t * (hi.rpm - lo.rpm)
-                    found.append(Crossing(rpm, float(q), (k_lo if t < 0.5 else k_hi) + 1, c, q * rpm / 60.0))
+                    nearer, k = (lo, k_lo) if t < 0.5 else (hi, k_hi)
+                    found.append(Crossing(rpm, float(q), k + 1, c, q * rpm / 60.0, float(nearer.damping_ratios[k])))
     return sorted(found, key=lambda c: (c.rpm, c.order))
 
 

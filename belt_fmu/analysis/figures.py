@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ..plots import plt  # the Agg backend, chosen there
-from .modes import ROTATIONAL
+from .modes import HEAVY_DAMPING, ROTATIONAL
 
 #: the largest node displacement of a drawn mode, as a fraction of the drive's size
 SHAPE_SCALE = 0.06
@@ -86,8 +86,8 @@ def _color(classification: str, spans: list[str]) -> str:
 
 def plot_campbell(result, layout):
     """Natural frequencies over crank speed, coloured by classification (rotational blue, each
-    span its colour, mixed and others grey), the engine-order lines (dashed) and their
-    crossings (circles)."""
+    span its colour, mixed and others grey; heavily damped modes open and light), the
+    engine-order lines (dashed) and their crossings (circles, labelled with their rpm)."""
     from .modes import span_label
 
     names = [p.name for p in layout.pulleys]
@@ -96,10 +96,12 @@ def plot_campbell(result, layout):
     seen = set()
     top = 0.0
     for s in result.speeds:
-        for f, c in zip(s.frequencies, s.classifications):
+        for f, z, c in zip(s.frequencies, s.damping_ratios, s.classifications):
             color = _color(c, spans)
             label = c if color != "0.5" else "mixed / other"
-            ax.plot(s.rpm, f, "o", color=color, markersize=3.5, label=None if label in seen else label)
+            heavy = z > HEAVY_DAMPING
+            ax.plot(s.rpm, f, "o", color=color, markersize=3.5, alpha=0.3 if heavy else 1.0,
+                    markerfacecolor="none" if heavy else color, label=None if label in seen else label)
             seen.add(label)
             top = max(top, f)
     rpms = np.array([s.rpm for s in result.speeds])
@@ -110,7 +112,9 @@ def plot_campbell(result, layout):
             end = min(rpms.max(), 60.0 * top / q) if top > 0 else rpms.max()
             ax.annotate(f"{q:g}x", (end, q * end / 60.0), fontsize=8, xytext=(3, 0), textcoords="offset points")
     for c in result.crossings:
-        ax.plot(c.rpm, c.frequency, "o", markerfacecolor="none", markeredgecolor="k", markersize=8)
+        ax.plot(c.rpm, c.frequency, "o", markerfacecolor="none", markeredgecolor="k", markersize=8,
+                alpha=0.4 if c.damping_ratio > HEAVY_DAMPING else 1.0)
+        ax.annotate(f"{c.rpm:.0f}", (c.rpm, c.frequency), xytext=(4, -10), textcoords="offset points", fontsize=7)
     ax.set_xlim(left=0.0)
     ax.set_ylim(0.0, 1.05 * top if top > 0 else 1.0)
     ax.set_xlabel("crank speed [rpm]")
@@ -118,5 +122,36 @@ def plot_campbell(result, layout):
     ax.set_title(f"{layout.drive.name}: Campbell diagram (orders {', '.join(f'{q:g}' for q in result.orders)})")
     ax.grid(True, linewidth=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    return fig
+
+
+def plot_response(result):
+    """The harmonic response over crank speed (:class:`belt_fmu.analysis.response.Response`):
+    the tensioner arm amplitude [deg] (top), each pulley's hub load amplitude [N] (middle),
+    each pulley's slip utilisation (bottom, the limit 1 dashed)."""
+    layout = result.layout
+    rpm = np.array([s.rpm for s in result.speeds])
+    fig, axes = plt.subplots(3, 1, figsize=(9.0, 9.5), sharex=True)
+    if layout.tensioner is not None:
+        amplitude = np.degrees([s.arm_amplitude for s in result.speeds])
+        axes[0].plot(rpm, amplitude, "-", color="C0")
+        peak = result.peak
+        axes[0].plot(peak.rpm, math.degrees(peak.arm_amplitude), "o", color="C3")
+        axes[0].annotate(f"{math.degrees(peak.arm_amplitude):.3g} deg at {peak.rpm:.0f} rpm",
+                         (peak.rpm, math.degrees(peak.arm_amplitude)), xytext=(6, -12), textcoords="offset points",
+                         fontsize=8)
+    axes[0].set_ylabel("tensioner arm amplitude [deg]")
+    for j, pulley in enumerate(layout.pulleys):
+        axes[1].plot(rpm, [s.hub_force[j] for s in result.speeds], "-", color=f"C{j % 10}", label=pulley.name)
+        axes[2].plot(rpm, [s.slip_utilisation[j] for s in result.speeds], "-", color=f"C{j % 10}", label=pulley.name)
+    axes[1].set_ylabel("hub load amplitude [N]")
+    axes[2].axhline(1.0, color="k", linestyle="--", linewidth=0.8)
+    axes[2].set_ylabel("slip utilisation [-]")
+    axes[2].set_xlabel("crank speed [rpm]")
+    axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    for ax in axes:
+        ax.grid(True, linewidth=0.3)
+    fig.suptitle(f"{layout.drive.name}: harmonic response, {result.excitation.describe()}", fontsize=10)
     fig.tight_layout()
     return fig

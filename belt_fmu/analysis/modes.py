@@ -310,6 +310,7 @@ def report(result: Modes, table, count: int | None = None) -> str:
     rows = []
     for k, mode in enumerate(result.modes[:count]):
         rows.append([str(k + 1), f"{mode.frequency:.2f}", f"{mode.spread[0]:.1f} - {mode.spread[1]:.1f}",
-                     f"{100 * mode.damping_ratio:.2f}", mode.classification])
+                     f"{100 * mode.damping_ratio:.2f}" + (" *" if mode.heavily_damped else ""),
+                     mode.classification])
     return table(["mode", "frequency [Hz]", "over polygon period", "damping [%]",
                   "classification (kinetic energy)"], rows)
