@@ -1,9 +1,12 @@
 """The discretized model's equations of motion linearized about steady running.
 
 Generalized coordinates: every belt node's x, y [m] and angle phi [rad] (3 per node, in node
-order), every pulley's rotation [rad, CCW] and the tensioner arm angle [rad, CCW]; the
-crankshaft's rotation is prescribed (its speed is the model's input) and drops out, as does
-the arm without a tensioner. :func:`generalized_forces` evaluates the forces on all of them
+order), every pulley's rotation [rad, CCW] and the tensioner arm angle [rad, CCW]; a
+speed-driven crankshaft's rotation is prescribed (its speed is the model's input) and drops
+out, its column of the forces kept as the excitation its speed ripple applies (a
+torque-driven crank turns on its inertia: a coordinate like the others), as does the arm
+without a tensioner. :class:`Linearization` also carries the sensitivities of the outputs the
+harmonic response reports (hub forces, belt torques, span tensions). :func:`generalized_forces` evaluates the forces on all of them
 with the model's own kernels (belt elements, transverse damping, normal contact, pulley
 loads, tensioner arm), friction written as an explicit function of the contact's slip and
 relative tangential displacement (below), and :func:`tangent_matrices` differentiates it by
@@ -40,9 +43,10 @@ Friction enters by its local tangent at the operating point:
   elements) times N on the relative tangential displacement; LuGre's ``sigma1 + sigma2``
   damping. This neglects their internal relaxation dynamics (a first-order lag).
 
-The tensioner arm's Coulomb friction either sticks (its tanh law's slope, the default: at
-small amplitudes the arm of a damped tensioner does not move) or slides (a constant torque,
-no stiffness or damping), :data:`ARM_STUCK`, :data:`ARM_SLIDING`.
+The tensioner arm's Coulomb friction either sticks (its tanh law's slope: at small
+amplitudes the arm of a damped tensioner does not move), slides (a constant torque, no
+stiffness or damping), :data:`ARM_STUCK`, :data:`ARM_SLIDING`, or, sliding, adds an
+equivalent viscous damping (its describing function, :mod:`belt_fmu.analysis.arm_friction`).
 """
 from __future__ import annotations
 
