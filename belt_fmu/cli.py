@@ -854,6 +854,7 @@ def _response_command(args) -> int:
     if problem is not None:
         args.error(f"argument --load-ripple: {problem}" if ripple else f"this drive needs --load-ripple: {problem}")
     print(f"layout: {layout.source}")
+    _discretized_note(layout)
     print(f"response: {len(rpms)} speeds, {excitation.describe()}")
     start = time.perf_counter()
     result = response(layout, rpms, excitation)
@@ -942,6 +943,13 @@ def _operating_point_command(args) -> int:
     return 0
 
 
+def _discretized_note(layout) -> None:
+    """The linear analysis linearizes the discretized model: say so for a lumped layout."""
+    if layout.drive.model == "lumped":
+        print("note: the layout selects the lumped model; this analysis linearizes the discretized model of the "
+              "same drive (the lumped model's linear core is belt_fmu.analysis.rotational)")
+
+
 def describe_arm_friction(friction, args) -> str:
     """The arm friction a modes or campbell run used, for its header."""
     if isinstance(friction, str):
@@ -974,6 +982,7 @@ def _modes_command(args) -> int:
     found = modes(point, args.count, friction)
     wall = time.perf_counter() - start
     print(f"layout: {layout.source}")
+    _discretized_note(layout)
     print(f"operating point: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, belt speed "
           f"{point.belt_speed:.4g} m/s; tensioner arm friction {describe_arm_friction(friction, args)}")
     print()
@@ -1016,6 +1025,7 @@ def _campbell_command(args) -> int:
     _check_arm_excitation(args, layout)
     workers = min(args.workers or default_workers(), len(rpms))
     print(f"layout: {layout.source}")
+    _discretized_note(layout)
     print(f"campbell: {len(rpms)} speeds, {args.count} modes each, orders {', '.join(f'{q:g}' for q in orders)}, on "
           + ("this process" if workers == 1 else f"{workers} local processes")
           + f"; tensioner arm friction {args.arm_friction}"

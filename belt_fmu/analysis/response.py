@@ -48,6 +48,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import sparse
 
 from ..units import RPM
 from .arm_friction import equivalent_damping
@@ -116,7 +117,16 @@ class _Instant:
     def __init__(self, point):
         drive = point.drive
         self.linear = linearize(drive, point.water_pump_torque, 0.0)  # the arm sliding, its friction added later
-        self.mass, self.gyro, self.stiffness, self.transport = motion_matrices(drive, self.linear)
+        mass, gyro, stiffness, self.transport = motion_matrices(drive, self.linear)
+        self.mass = mass
+        # K, -M and G on one sparsity pattern, so that each frequency's dynamic stiffness is
+        # one sum of their values (no sparse algebra per speed)
+        pattern = (abs(stiffness) + abs(gyro) + sparse.identity(len(mass))).tocsc()
+        pattern.sort_indices()
+        rows, columns = pattern.indices, np.repeat(np.arange(pattern.shape[1]), np.diff(pattern.indptr))
+        self.pattern = pattern
+        self.values = [np.asarray(m.tocsr()[rows, columns]).ravel()
+                       for m in (stiffness, -sparse.diags(mass), gyro)]
         dofs = list(self.linear.coordinates)
         n = drive.parameters.belt[0]["n_nodes"]
         self.pulley_dof = {j: dofs.index(3 * n + j) for j in range(len(drive.parameters.pulleys))
@@ -131,11 +141,12 @@ class _Instant:
         """(outputs (4p,) complex, arm amplitude [rad], ArmFriction or None) at ``omega``
         [rad/s]: crank speed amplitude ``irregularity`` [rad/s], or ``ripple`` (pulley, torque
         amplitude [N m])."""
-        from scipy import sparse
         from scipy.sparse.linalg import splu
 
         d = len(self.mass)
-        dynamic = (self.stiffness - omega ** 2 * sparse.diags(self.mass) + 1j * omega * self.gyro).tocsc()
+        k, m, g = self.values
+        dynamic = sparse.csc_matrix((k + omega ** 2 * m + 1j * omega * g, self.pattern.indices, self.pattern.indptr),
+                                    shape=self.pattern.shape)
         lu = splu(dynamic)
         force = np.zeros(d, dtype=complex)
         crank = 0.0
