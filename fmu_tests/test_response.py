@@ -172,3 +172,26 @@ def test_bad_response_options_are_usage_errors(argv, message, capsys, tmp_path, 
     assert main(argv) == EXIT_USAGE
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_on_a_torque_driven_drive(tmp_path, capsys):
+    """A torque-driven crank (the built-in drive with crank_input = "torque" and 0.2 kg m^2):
+    modes runs with the arm stuck by default and lists the crank among its coordinates;
+    --arm-friction excited and a response without --load-ripple are usage errors naming why
+    (the crank's speed is an output); with the engine torque ripple the response runs."""
+    from importlib.resources import files
+
+    text = (files("belt_fmu") / "layouts" / "default.toml").read_text()
+    text = text.replace('crank_rotation = "ccw"', 'crank_rotation = "ccw"\ncrank_input = "torque"', 1)
+    text = text.replace("radius_m = 0.085", "radius_m = 0.085\ninertia_kgm2 = 0.2", 1)
+    layout = tmp_path / "torque.toml"
+    layout.write_text(text)
+    assert main(["modes", str(layout), "--count", "2"]) == 0
+    assert "tensioner arm friction stuck" in capsys.readouterr().out
+    assert main(["modes", str(layout), "--arm-friction", "excited"]) == EXIT_USAGE
+    assert "torque-driven" in capsys.readouterr().err
+    assert main(["response", str(layout), "--rpm", "800"]) == EXIT_USAGE
+    assert "--load-ripple" in capsys.readouterr().err
+    out = tmp_path / "r.csv"
+    assert main(["response", str(layout), "--rpm", "800", "--load-ripple", "crank:50", "--out", str(out)]) == 0
+    assert "tensioner peak" in capsys.readouterr().out and out.stat().st_size > 0
