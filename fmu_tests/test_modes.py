@@ -64,7 +64,8 @@ def test_rotational_modes_against_the_lumped_model():
     span). Without the arcs the reference's third mode (the arm and first alternator) was
     6.3 % above the discretized one, and 10 % had to be allowed. The arm's damper is made
     light (0.05 N m s/rad): the reference's frequencies are undamped ones, and the built-in
-    1 N m s/rad damps the arm modes past the 25 % beyond which modes() reports none."""
+    1 N m s/rad, not proportional damping, moves the heavily damped arm modes' |lambda|
+    (test_arm_mode_with_the_shipped_damper_against_the_lumped_model takes it as shipped)."""
     layout = load_layout()
     layout = dataclasses.replace(
         layout, belt=dataclasses.replace(layout.belt, bending_stiffness_Nm2=2e-4, n_elements=300),
@@ -85,8 +86,8 @@ def test_rotational_modes_of_the_built_in_drive_lie_below_the_lumped_model():
     belt is held on the wraps by a stiff damper rather than a spring, and creeps; with the
     belt's bending stiffness and the 150-element polygon this makes every span softer than
     EA / L. The first three rotational modes lie below the lumped model's, by less than 20 %
-    (measured 13-16 %, docs/modes.md). The arm's damper is made light as in the test above:
-    the built-in one damps the arm modes past what modes() reports."""
+    (measured 13-16 %, docs/modes.md). The arm's damper is made light as in the test above,
+    for undamped frequencies to compare."""
     layout = load_layout()
     layout = dataclasses.replace(layout, tensioner=dataclasses.replace(layout.tensioner, damping_Nms_per_rad=0.05))
     point = operating_point(layout, 800.0, 0.0)
