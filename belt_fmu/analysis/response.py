@@ -58,8 +58,9 @@ from .modes import MIN_PASSAGE_RATE, PHASES
 #: [rpm] operating points are computed at most this far apart (module docstring)
 ANCHOR_SPACING = 250.0
 #: instants over the node passage period the response is averaged over: on the built-in drive
-#: the tensioner peak moves by 1 % between one instant and four (2.42 and 2.44 deg at
-#: 1400 rpm), while each instant costs a linearization and a factorization per speed
+#: the +-40 rpm tensioner amplitude at 1400 rpm is 2.42, 2.44 and 2.44 deg with one, two and
+#: four, the +-4 rpm peak lies at 1730 rpm with two and 1700 rpm with four; each instant costs
+#: a linearization and a factorization per speed
 RESPONSE_PHASES = 2
 
 
