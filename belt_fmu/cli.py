@@ -1,5 +1,5 @@
 """Command line interface: ``belt-fmu layout``, ``simulate``, ``build``, ``cosim``, ``sweep``,
-``doctor``, and the linear analysis ``operating-point``, ``modes`` and ``campbell``.
+``doctor``, and the linear analysis ``operating-point``, ``modes``, ``campbell`` and ``response``.
 
 Each subcommand accepts only its own options. The model (numba), matplotlib and tqdm are
 imported inside the command that needs them.
@@ -209,6 +209,7 @@ def _parser() -> argparse.ArgumentParser:
     doctor.set_defaults(run=_doctor_command, error=doctor.error)
     _add_sweep_parser(commands, layout_help)
     _add_analysis_parsers(commands, layout_help)
+    _add_response_parser(commands, layout_help)
     for sub in [parser, *commands.choices.values()]:
         sub.add_argument("--debug", action="store_true",
                          help="show the full traceback of an error (for a bug report)")
@@ -523,8 +524,48 @@ def _count(minimum: int):
     return parse
 
 
-def _add_sweep_parser(commands, layout_help: str) -> None:
+def _add_excitation(group, pump: bool = True) -> None:
+    """The sweep's crank speed irregularity (--order, --irregularity-rpm, --irregularity-scaling,
+    --idle-rpm) and, with ``pump``, its water-pump load law (--water-pump-torque,
+    --water-pump-quadratic), with the sweep's defaults (belt_fmu.sweep.RunSettings)."""
     from .sweep import SCALINGS, RunSettings
+
+    d = RunSettings()
+    group.add_argument("--order", type=_real("a multiple of 0.5 > 0", lambda x: x > 0 and (2 * x).is_integer()),
+                       default=d.order, metavar="Q",
+                       help="engine order of the speed irregularity, firing frequency per revolution "
+                            "(4-cylinder 2, 6-cylinder 3; default: %(default)g)")
+    group.add_argument("--irregularity-rpm", type=_real("a finite speed >= 0 [rpm]", lambda x: x >= 0.0),
+                       default=d.irregularity_rpm, metavar="RPM",
+                       help="speed irregularity amplitude, +- [rpm] (default: %(default)g, a 4-cylinder engine "
+                            "at idle)")
+    group.add_argument("--irregularity-scaling", choices=SCALINGS, default=d.irregularity_scaling,
+                       help="constant: the same amplitude at every speed; inverse: the amplitude applies at "
+                            "--idle-rpm and scales with idle-rpm / rpm (default: %(default)s)")
+    group.add_argument("--idle-rpm", type=_real("a finite speed > 0 [rpm]", lambda x: x > 0.0), default=d.idle_rpm,
+                       metavar="RPM", help="speed at which an inverse-scaled amplitude is given (default: %(default)g)")
+    if not pump:
+        return
+    group.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=d.water_pump_torque_Nm,
+                       metavar="NM", help="water-pump load T0 + k w^2: T0 [N m] (default: %(default)g)")
+    group.add_argument("--water-pump-quadratic", type=_real("a finite number >= 0", lambda x: x >= 0.0),
+                       default=d.water_pump_quadratic_Nms2, metavar="K",
+                       help="water-pump load T0 + k w^2 at the mean pump speed w: k [N m s^2] (default: %(default)g)")
+
+
+def _excitation_settings(args):
+    """The sweep's RunSettings of the options _add_excitation added (the pump's if there)."""
+    from .sweep import RunSettings
+
+    pump = {}
+    if hasattr(args, "water_pump_quadratic"):
+        pump = {"water_pump_torque_Nm": args.water_pump_torque, "water_pump_quadratic_Nms2": args.water_pump_quadratic}
+    return RunSettings(order=args.order, irregularity_rpm=args.irregularity_rpm,
+                       irregularity_scaling=args.irregularity_scaling, idle_rpm=args.idle_rpm, **pump)
+
+
+def _add_sweep_parser(commands, layout_help: str) -> None:
+    from .sweep import RunSettings
 
     d = RunSettings()
     sweep = commands.add_parser(
@@ -541,25 +582,7 @@ def _add_sweep_parser(commands, layout_help: str) -> None:
     sweep.add_argument("--rpm", default="500:2300:19", metavar="RPMS",
                        help="mean crank speeds [rpm]: START:STOP:COUNT (both ends included) or a comma-separated "
                             "list (default: %(default)s, [Scania thesis]'s range)")
-    group = sweep.add_argument_group("crank speed irregularity and water-pump load")
-    group.add_argument("--order", type=_real("a multiple of 0.5 > 0", lambda x: x > 0 and (2 * x).is_integer()),
-                       default=d.order, metavar="Q",
-                       help="engine order of the speed irregularity, firing frequency per revolution "
-                            "(4-cylinder 2, 6-cylinder 3; default: %(default)g)")
-    group.add_argument("--irregularity-rpm", type=_real("a finite speed >= 0 [rpm]", lambda x: x >= 0.0),
-                       default=d.irregularity_rpm, metavar="RPM",
-                       help="speed irregularity amplitude, +- [rpm] (default: %(default)g, a 4-cylinder engine "
-                            "at idle)")
-    group.add_argument("--irregularity-scaling", choices=SCALINGS, default=d.irregularity_scaling,
-                       help="constant: the same amplitude at every speed; inverse: the amplitude applies at "
-                            "--idle-rpm and scales with idle-rpm / rpm (default: %(default)s)")
-    group.add_argument("--idle-rpm", type=_real("a finite speed > 0 [rpm]", lambda x: x > 0.0), default=d.idle_rpm,
-                       metavar="RPM", help="speed at which an inverse-scaled amplitude is given (default: %(default)g)")
-    group.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=d.water_pump_torque_Nm,
-                       metavar="NM", help="water-pump load T0 + k w^2: T0 [N m] (default: %(default)g)")
-    group.add_argument("--water-pump-quadratic", type=_real("a finite number >= 0", lambda x: x >= 0.0),
-                       default=d.water_pump_quadratic_Nms2, metavar="K",
-                       help="water-pump load T0 + k w^2 at the mean pump speed w: k [N m s^2] (default: %(default)g)")
+    _add_excitation(sweep.add_argument_group("crank speed irregularity and water-pump load"))
     group = sweep.add_argument_group("each run")
     group.add_argument("--settle-cycles", type=_count(2), default=d.settle_cycles, metavar="N",
                        help="engine cycles (2 crank revolutions) run before the evaluation (default: %(default)s)")
@@ -595,7 +618,7 @@ def _add_sweep_parser(commands, layout_help: str) -> None:
 
 def _sweep_command(args) -> int:
     from .layout import load_layout
-    from .sweep import RunSettings, default_workers, parse_values, parse_variation, plan, sweep
+    from .sweep import default_workers, parse_values, parse_variation, plan, sweep
 
     try:
         rpms = parse_values(args.rpm)
@@ -610,11 +633,8 @@ def _sweep_command(args) -> int:
     if args.out is not None and Path(args.out).exists() and not (args.resume or args.overwrite):
         args.error(f"argument --out: {args.out} exists; pass --resume to continue that sweep or --overwrite "
                    "to replace it")
-    settings = RunSettings(order=args.order, irregularity_rpm=args.irregularity_rpm,
-                           irregularity_scaling=args.irregularity_scaling, idle_rpm=args.idle_rpm,
-                           water_pump_torque_Nm=args.water_pump_torque,
-                           water_pump_quadratic_Nms2=args.water_pump_quadratic, settle_cycles=args.settle_cycles,
-                           cycles=args.cycles, max_output_interval_s=args.output_interval)
+    settings = dataclasses.replace(_excitation_settings(args), settle_cycles=args.settle_cycles, cycles=args.cycles,
+                                   max_output_interval_s=args.output_interval)
     try:
         study = plan(layout, rpms, settings, variations)
     except ValueError as err:
@@ -716,6 +736,8 @@ def _sweep_summary(table, layout) -> str:
 
 #: modes listed and drawn by default
 MODE_COUNT = 12
+#: --arm-friction of modes and campbell: the describing function at the excitation, or a limit
+ARM_FRICTION = ("excited", "stuck", "sliding")
 SHAPES_DRAWN = 6
 
 
@@ -755,9 +777,7 @@ def _add_analysis_parsers(commands, layout_help: str) -> None:
                     "docs/modes.md.",
     )
     campbell.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
-    campbell.add_argument("--rpm", default="500:6000:40", metavar="RPMS",
-                          help="crank speeds [rpm]: START:STOP:COUNT (both ends included) or a comma-separated list "
-                               "(default: %(default)s)")
+    _add_speeds(campbell, "500:6000:40")
     campbell.add_argument("--orders", default="2,4", metavar="ORDERS",
                           help="engine orders, comma-separated multiples of 0.5 (default: %(default)s)")
     campbell.add_argument("--water-pump-torque", type=_real("a finite torque [N m]"), default=0.0, metavar="NM",
@@ -770,12 +790,149 @@ def _add_analysis_parsers(commands, layout_help: str) -> None:
     campbell.set_defaults(run=_campbell_command, error=campbell.error)
 
 
+def _add_speeds(parser, default: str) -> None:
+    """--rpm: the crank speeds of campbell and response."""
+    parser.add_argument("--rpm", default=default, metavar="RPMS",
+                        help="crank speeds [rpm]: START:STOP:COUNT (both ends included) or a comma-separated list "
+                             "(default: %(default)s)")
+
+
+def _add_response_parser(commands, layout_help: str) -> None:
+    response = commands.add_parser(
+        "response", help="steady harmonic response over crank speed from the linearized model: tensioner amplitude, "
+                         "hub loads, span tensions, slip; in seconds what a sweep gives in minutes",
+        description="Linearize the drive about its operating point at anchor speeds and compute, at each crank speed, "
+                    "the steady response to the sweep's crank speed irregularity (or to a torque ripple on one "
+                    "pulley): the tensioner arm amplitude, each pulley's hub load and belt torque amplitude and slip "
+                    "utilisation, each span's tension amplitude. The arm's Coulomb friction is its describing "
+                    "function at the amplitude it produces. See docs/modes.md.",
+    )
+    response.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    _add_speeds(response, "500:3000:60")
+    group = response.add_argument_group("excitation (as belt-fmu sweep applies it) and water-pump load")
+    _add_excitation(group)
+    group.add_argument("--load-ripple", metavar="PULLEY:NM",
+                       help="excite with a torque ripple of this amplitude [N m] on PULLEY at the engine order instead "
+                            "of the crank speed irregularity (for a torque-driven crank: its engine torque ripple)")
+    response.add_argument("--out", metavar="FILE", help="write the table to this file: .csv or .mat (one variable per "
+                                                        "column, SI units, plus structs units and descriptions)")
+    response.add_argument("--plot", metavar="FIGURE", help="plot the response to this file (.png, .pdf or .svg)")
+    response.set_defaults(run=_response_command, error=response.error)
+
+
+def _load_ripple(args, layout):
+    """(pulley, amplitude [N m]) of --load-ripple, or None; bad text is a usage error."""
+    if args.load_ripple is None:
+        return None
+    names = [p.name for p in layout.pulleys]
+    pulley, _, amplitude = args.load_ripple.rpartition(":")
+    try:
+        value = float(amplitude)
+    except ValueError:
+        value = math.nan
+    if pulley not in names or not (math.isfinite(value) and value > 0.0):
+        args.error(f"argument --load-ripple: {args.load_ripple!r}: must be PULLEY:NM, a pulley of this drive "
+                   f"({', '.join(names)}) and a torque amplitude > 0 [N m]")
+    return pulley, value
+
+
+def _response_command(args) -> int:
+    from .analysis.response import Excitation, check_excitation, response
+    from .layout import load_layout
+    from .sweep import parse_values
+
+    try:
+        rpms = [float(x) for x in parse_values(args.rpm)]
+    except ValueError as err:
+        args.error(f"argument --rpm: {err}")
+    from .model.inputs import RPM_RANGE
+
+    if not all(RPM_RANGE[0] < r <= RPM_RANGE[1] for r in rpms):
+        args.error(f"argument --rpm: {args.rpm!r}: speeds must lie in ({RPM_RANGE[0]:g}, {RPM_RANGE[1]:.0f}] rpm")
+    layout = load_layout(args.layout)
+    _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
+    ripple = _load_ripple(args, layout)
+    excitation = Excitation(_excitation_settings(args), *(ripple or ()))
+    problem = check_excitation(layout, excitation)
+    if problem is not None:
+        args.error(f"argument --load-ripple: {problem}" if ripple else f"this drive needs --load-ripple: {problem}")
+    print(f"layout: {layout.source}")
+    _discretized_note(layout)
+    print(f"response: {len(rpms)} speeds, {excitation.describe()}")
+    start = time.perf_counter()
+    result = response(layout, rpms, excitation)
+    print(f"wall time: {time.perf_counter() - start:.3g} s ({len(result.anchors)} operating points)")
+    print()
+    print(report_response(result))
+    ok = True
+    if args.out is not None:
+        ok &= _write("--out", args.out, lambda p: result.table().write(p))
+    if args.plot is not None:
+        from .analysis.figures import plot_response
+        from .plots import save_figure
+
+        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_response(result), p))
+    return 0 if ok else EXIT_OUTPUT
+
+
+def report_response(result) -> str:
+    """The response as a text table: per speed the arm amplitude and state, the largest hub
+    load and span tension amplitude and slip utilisation (with their pulley or span)."""
+    from .model.outputs import spans
+
+    names = [p.name for p in result.layout.pulleys]
+    pairs = [f"{a}_{b}" for a, b in spans(names)]
+    arm = result.layout.tensioner is not None
+    rows = []
+    for s in result.speeds:
+        hub, span, slip = (int(s.hub_force.argmax()), int(s.span_tension.argmax()),
+                           int(s.slip_utilisation.argmax()))
+        cells = [f"{s.rpm:.0f}", f"{s.frequency:.1f}"]
+        if arm:
+            state = "stuck" if s.arm_stuck >= 0.5 else "sliding"
+            cells += [f"{math.degrees(s.arm_amplitude):.3g}", f"{state} ({s.arm_damping:.3g})"]
+        cells += [f"{s.hub_force[hub]:.4g} ({names[hub]})", f"{s.span_tension[span]:.4g} ({pairs[span]})",
+                  f"{s.slip_utilisation[slip]:.2f} ({names[slip]})"]
+        rows.append(cells)
+    header = ["rpm", "frequency [Hz]", *(["tensioner amplitude [deg]", "arm friction [N.m.s/rad]"] if arm else []),
+              "largest hub load amplitude [N]", "largest span tension amplitude [N]", "largest slip utilisation"]
+    lines = [_table(header, rows)]
+    if arm:
+        peak = result.peak
+        lines.append(f"\ntensioner peak: {math.degrees(peak.arm_amplitude):.3g} deg at {peak.rpm:.0f} rpm "
+                     f"({peak.frequency:.1f} Hz)")
+    if any(s.slip_utilisation.max() > 1.0 for s in result.speeds):
+        lines.append("slip utilisation above 1: the belt's torque swing exceeds the pulley's capacity at the mean "
+                     "tensions; it slips during part of each period")
+    return "\n".join(lines)
+
+
 def _add_mode_options(parser) -> None:
     parser.add_argument("--count", type=_count(1), default=MODE_COUNT, metavar="N",
                         help="number of modes, lowest first (default: %(default)s)")
-    parser.add_argument("--arm-friction", choices=("stuck", "sliding"), default="stuck",
-                        help="the tensioner arm's Coulomb friction: stuck (its tangent, the default: small vibrations "
-                             "do not overcome it) or sliding (a constant torque: the arm swings freely on its spring)")
+    _add_arm_friction(parser)
+
+
+def _add_arm_friction(parser) -> None:
+    """--arm-friction and the excitation that sets it (the sweep's irregularity options)."""
+    group = parser.add_argument_group("tensioner arm friction")
+    group.add_argument("--arm-friction", choices=ARM_FRICTION,
+                       help="the tensioner arm's Coulomb friction: excited (the default for a speed-driven crank: an "
+                            "equivalent damping at the amplitude the crank speed irregularity below produces, its "
+                            "describing function; stuck under small excitation, sliding under large), stuck (its "
+                            "slope at rest; the default for a torque-driven crank) or sliding (a constant torque: "
+                            "the arm swings freely on its spring)")
+    _add_excitation(group, pump=False)
+
+
+def _arm_friction(args, point):
+    """The arm_friction argument of modes(): the option, or for 'excited' the equivalent
+    damping [N m s/rad] of the excitation the options give, at ``point``."""
+    if args.arm_friction != "excited":
+        return args.arm_friction
+    from .analysis.response import Excitation, excited_arm_friction
+
+    return excited_arm_friction(point, Excitation(_excitation_settings(args)))
 
 
 def _operating_point_command(args) -> int:
@@ -789,22 +946,52 @@ def _operating_point_command(args) -> int:
     return 0
 
 
+def _discretized_note(layout) -> None:
+    """The linear analysis linearizes the discretized model: say so for a lumped layout."""
+    if layout.drive.model == "lumped":
+        print("note: the layout selects the lumped model; this analysis linearizes the discretized model of the "
+              "same drive (the lumped model's linear core is belt_fmu.analysis.rotational)")
+
+
+def describe_arm_friction(friction, args) -> str:
+    """The arm friction a modes or campbell run used, for its header."""
+    if isinstance(friction, str):
+        return friction
+    return (f"excited: {friction:.3g} N.m.s/rad equivalent damping at +-{args.irregularity_rpm:g} rpm of order "
+            f"{args.order:g}")
+
+
+def _check_arm_excitation(args, layout) -> None:
+    """--arm-friction's default for ``layout``; excited needs a crank speed irregularity, which
+    a torque-driven crank has not."""
+    if args.arm_friction is None:
+        args.arm_friction = "stuck" if layout.torque_driven_crank else "excited"
+    if args.arm_friction == "excited" and layout.torque_driven_crank:
+        args.error("argument --arm-friction: excited needs the crank speed irregularity, and this drive's crank is "
+                   "torque-driven (drive.crank_input = \"torque\"); choose stuck or sliding")
+
+
 def _modes_command(args) -> int:
-    from .analysis.modes import modes, report
+    from .analysis.modes import HEAVY_DAMPING, modes, report
     from .analysis.operating_point import operating_point
     from .layout import load_layout
 
     layout = load_layout(args.layout)
     _check_outputs(args.error, args.layout or layout.source, {"--plot": args.plot})
+    _check_arm_excitation(args, layout)
     start = time.perf_counter()
     point = operating_point(layout, args.rpm, args.water_pump_torque)
-    found = modes(point, args.count, args.arm_friction)
+    friction = _arm_friction(args, point)
+    found = modes(point, args.count, friction)
     wall = time.perf_counter() - start
     print(f"layout: {layout.source}")
+    _discretized_note(layout)
     print(f"operating point: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, belt speed "
-          f"{point.belt_speed:.4g} m/s; tensioner arm friction {args.arm_friction}")
+          f"{point.belt_speed:.4g} m/s; tensioner arm friction {describe_arm_friction(friction, args)}")
     print()
     print(report(found, _table))
+    if any(m.heavily_damped for m in found.modes):
+        print(f"\n*: heavily damped (damping ratio above {100 * HEAVY_DAMPING:g} %): a broad, low response peak")
     if len(found) < args.count:
         print(f"\nnote: {len(found)} oscillating modes found of the {args.count} asked for")
     print(f"\nwall time: {wall:.3g} s (operating point, linearization, eigenvalues)")
@@ -819,6 +1006,8 @@ def _modes_command(args) -> int:
 
 def _campbell_command(args) -> int:
     from .analysis.campbell import campbell, write_csv
+    from .analysis.modes import HEAVY_DAMPING
+    from .analysis.response import Excitation
     from .layout import load_layout
     from .sweep import default_workers, parse_values
 
@@ -836,19 +1025,28 @@ def _campbell_command(args) -> int:
         args.error(f"argument --orders: {args.orders!r}: each order must be a multiple of 0.5 > 0")
     layout = load_layout(args.layout)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
+    _check_arm_excitation(args, layout)
     workers = min(args.workers or default_workers(), len(rpms))
     print(f"layout: {layout.source}")
+    _discretized_note(layout)
     print(f"campbell: {len(rpms)} speeds, {args.count} modes each, orders {', '.join(f'{q:g}' for q in orders)}, on "
-          + ("this process" if workers == 1 else f"{workers} local processes"))
+          + ("this process" if workers == 1 else f"{workers} local processes")
+          + f"; tensioner arm friction {args.arm_friction}"
+          + (f" at +-{args.irregularity_rpm:g} rpm of order {args.order:g}" if args.arm_friction == "excited" else ""))
     start = time.perf_counter()
-    result = campbell(layout, rpms, orders, args.count, args.water_pump_torque, args.arm_friction, workers=workers)
+    excitation = Excitation(_excitation_settings(args)) if args.arm_friction == "excited" else None
+    result = campbell(layout, rpms, orders, args.count, args.water_pump_torque, args.arm_friction, workers=workers,
+                      excitation=excitation)
     print(f"wall time: {time.perf_counter() - start:.3g} s")
     print()
-    rows = [[f"{c.rpm:.0f}", f"{c.order:g}", str(c.mode), f"{c.frequency:.1f}", c.classification]
+    rows = [[f"{c.rpm:.0f}", f"{c.order:g}", str(c.mode), f"{c.frequency:.1f}",
+             f"{100 * c.damping_ratio:.1f}" + (" *" if c.damping_ratio > HEAVY_DAMPING else ""), c.classification]
             for c in result.crossings]
     print("engine-order crossings:" if rows else "no engine-order crossings in this speed range")
     if rows:
-        print(_table(["rpm", "order", "mode", "frequency [Hz]", "classification"], rows))
+        print(_table(["rpm", "order", "mode", "frequency [Hz]", "damping [%]", "classification"], rows))
+        if any(c.damping_ratio > HEAVY_DAMPING for c in result.crossings):
+            print(f"*: heavily damped (damping ratio above {100 * HEAVY_DAMPING:g} %): a broad, low response peak")
     ok = True
     if args.out is not None:
         ok &= _write("--out", args.out, lambda p: write_csv(result, p))

@@ -1,24 +1,30 @@
-"""Time the linear analysis: the modes of a drive at one speed, and a Campbell diagram.
+"""Time the linear analysis: the modes of a drive at one speed, a harmonic response over
+speed, and a Campbell diagram.
 
     python benchmarks/bench_modes.py [--layout FILE] [--rpm 800] [--count 12] [--speeds 40]
                                      [--campbell-rpm 500:6000] [--workers N]
+                                     [--response-speeds 60] [--response-rpm 500:3000]
 
 Prints one ``key: value`` per line: layout, elements, the wall time of the operating point
 (reset and settling run), of the modes (linearization at each instant of the polygon period
-and eigenvalues), their sum, and the wall time of a Campbell diagram of ``--speeds`` speeds on
-``--workers`` local processes (default: the available cores). The kernels are compiled (and
-the worker pool's cache warmed) before timing.
+and eigenvalues), their sum, the wall time of ``belt-fmu response``'s computation over
+``--response-speeds`` speeds (the sweep's default excitation, in this process: one core), and
+the wall time of a Campbell diagram of ``--speeds`` speeds on ``--workers`` local processes
+(default: the available cores). The kernels are compiled (and the worker pool's cache warmed)
+before timing.
 """
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 from belt_fmu import load_layout
 from belt_fmu.analysis.campbell import campbell
 from belt_fmu.analysis.modes import modes
 from belt_fmu.analysis.operating_point import operating_point
-from belt_fmu.sweep import default_workers
+from belt_fmu.analysis.response import Excitation, response
+from belt_fmu.sweep import RunSettings, default_workers
 
 
 def main(argv=None) -> None:
@@ -30,6 +36,10 @@ def main(argv=None) -> None:
     parser.add_argument("--campbell-rpm", default="500:6000", metavar="START:STOP",
                         help="speed range of the Campbell diagram [rpm] (default: %(default)s)")
     parser.add_argument("--workers", type=int, help="worker processes (default: the available cores)")
+    parser.add_argument("--response-speeds", type=int, default=60,
+                        help="speeds of the harmonic response (default: %(default)s)")
+    parser.add_argument("--response-rpm", default="500:3000", metavar="START:STOP",
+                        help="speed range of the harmonic response [rpm] (default: %(default)s)")
     args = parser.parse_args(argv)
     layout = load_layout(args.layout)
     start, stop = (float(x) for x in args.campbell_rpm.split(":"))
@@ -48,6 +58,17 @@ def main(argv=None) -> None:
     print(f"operating point wall time: {middle - begin:.3g} s")
     print(f"modes wall time: {end - middle:.3g} s")
     print(f"one speed wall time: {end - begin:.3g} s (operating point + modes)")
+
+    low, high = (float(x) for x in args.response_rpm.split(":"))
+    excitation = Excitation(RunSettings())
+    response(layout, [low], excitation, drive=point.drive)  # compiles the analysis kernels
+    begin = time.perf_counter()
+    result = response(layout, [low + (high - low) * k / max(1, args.response_speeds - 1)
+                               for k in range(args.response_speeds)], excitation, drive=point.drive)
+    wall = time.perf_counter() - begin
+    print(f"response: {args.response_speeds} speeds, {len(result.anchors)} operating points, tensioner peak "
+          f"{math.degrees(result.peak.arm_amplitude):.3g} deg at {result.peak.rpm:.0f} rpm")
+    print(f"response wall time: {wall:.3g} s (one process)")
 
     rpms = [start + (stop - start) * k / max(1, args.speeds - 1) for k in range(args.speeds)]
     begin = time.perf_counter()

@@ -74,7 +74,7 @@ def test_pulley_beyond_its_capacity_is_flagged():
 def test_crossings_are_interpolated():
     """A mode at 100 Hz meets the order-2 line f = 2 n / 60 at n = 3000 rpm."""
     speeds = [SpeedModes(r, np.array([100.0]), np.array([0.01]), ("rotational",)) for r in (2500.0, 3500.0)]
-    assert crossings(speeds, [2.0]) == [Crossing(3000.0, 2.0, 1, "rotational", 100.0)]
+    assert crossings(speeds, [2.0]) == [Crossing(3000.0, 2.0, 1, "rotational", 100.0, 0.01)]
 
 
 def test_cli_operating_point_and_modes_on_a_user_layout(tmp_path, capsys):
@@ -85,7 +85,7 @@ def test_cli_operating_point_and_modes_on_a_user_layout(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "driver -> driven" in out and "slip arc" in out and "crank: torque" in out
     figure = tmp_path / "modes.png"
-    assert main(["modes", str(layout), "--rpm", "600", "--count", "6", "--plot", str(figure)]) == 0
+    assert main(["modes", str(layout), "--rpm", "600", "--count", "30", "--plot", str(figure)]) == 0
     out = capsys.readouterr().out
     assert "span driver_driven" in out and figure.stat().st_size > 0
     assert main(["modes", str(layout), "--arm-friction", "loose"]) == 2

@@ -7,7 +7,7 @@ change with speed, and with them the frequencies (the transverse ones fall as th
 faster, Wickert and Mote 1990). An engine order q excites at ``f = q n / 60`` [Hz] at crank
 speed n [rpm]; where a mode's frequency curve crosses an order line that mode can resonate.
 Crossings are found between neighbouring speeds by linear interpolation of
-``f(n) - q n / 60`` along each mode's curve (:func:`crossings` says how modes are followed
+``f(n) - q n / 60`` along each mode's curve (:func:`branches` says how modes are followed
 from speed to speed).
 
 The speeds run on the local cores as the sweep's do (:mod:`belt_fmu.sweep.executors`):
@@ -51,6 +51,7 @@ class Crossing:
     mode: int  # 1-based index at that speed
     classification: str
     frequency: float  # [Hz]
+    damping_ratio: float  # [-] of the mode at the nearer speed
 
 
 @dataclass(frozen=True)
@@ -65,19 +66,24 @@ class Campbell:
 
 
 def speed_modes(layout, rpm: float, count: int, water_pump_torque: float, arm_friction: str,
-                settle_time: float | None) -> SpeedModes:
+                settle_time: float | None, excitation=None) -> SpeedModes:
     """The ``count`` lowest modes at ``rpm``; an expected failure (no steady running state,
-    divergence) is returned as the error, so one bad speed does not stop the diagram."""
+    divergence) is returned as the error, so one bad speed does not stop the diagram.
+    ``arm_friction`` "excited": the equivalent damping of the arm friction under
+    ``excitation`` (:func:`belt_fmu.analysis.response.excited_arm_friction`) at this speed."""
     from ..model.initialization import InitializationError
     from ..model.system import BeltDrive, DivergenceError
     from .modes import modes
     from .operating_point import operating_point
+    from .response import excited_arm_friction
 
     try:
         drive = _DRIVES.get(layout)
         if drive is None:
             drive = _DRIVES.setdefault(layout, BeltDrive(layout))
         point = operating_point(layout, rpm, water_pump_torque, settle_time, drive=drive)
+        if arm_friction == "excited":
+            arm_friction = excited_arm_friction(point, excitation)
         found = modes(point, count, arm_friction)
     except (InitializationError, DivergenceError, ValueError) as err:
         return SpeedModes(rpm, np.zeros(0), np.zeros(0), (), f"{type(err).__name__}: {err}")
@@ -90,12 +96,13 @@ def _speed_modes(args):
 
 
 def campbell(layout, rpms, orders, count: int = 12, water_pump_torque: float = 0.0, arm_friction: str = "stuck",
-             settle_time: float | None = None, workers: int = 1, progress=None) -> Campbell:
+             settle_time: float | None = None, workers: int = 1, progress=None, excitation=None) -> Campbell:
     """The Campbell diagram of ``layout`` over crank speeds ``rpms`` [rpm] with the engine
     ``orders``: the ``count`` lowest modes at each speed, on ``workers`` local processes;
-    ``progress(done, total)`` is called as speeds finish."""
+    ``progress(done, total)`` is called as speeds finish. ``arm_friction``: stuck, sliding, or
+    excited by ``excitation`` (:func:`speed_modes`)."""
     rpms = [float(r) for r in rpms]
-    jobs = [(layout, rpm, count, water_pump_torque, arm_friction, settle_time) for rpm in rpms]
+    jobs = [(layout, rpm, count, water_pump_torque, arm_friction, settle_time, excitation) for rpm in rpms]
     results = []
     if workers > 1 and len(jobs) > 1:
         methods = multiprocessing.get_all_start_methods()
@@ -118,30 +125,73 @@ def campbell(layout, rpms, orders, count: int = 12, water_pump_torque: float = 0
     return Campbell(tuple(results), tuple(float(q) for q in orders), tuple(crossings(results, orders)))
 
 
-def crossings(speeds, orders) -> list[Crossing]:
-    """Where a mode's frequency meets an order line between neighbouring speeds (module
-    docstring). A mode is followed to the next speed by the mode of the same classification
-    nearest in frequency, if within :data:`MAX_STEP_CHANGE` of it; a mode appearing or
-    vanishing there (its damping ratio crossing the cut-off) starts or ends its curve.
-    ``mode`` is its index among all modes at the nearer speed."""
-    found = []
+@dataclass(frozen=True)
+class Branch:
+    """One mode followed over speed: at each of its speeds, the index among that speed's
+    modes (ascending rpm)."""
+
+    classification: str
+    points: tuple[tuple[SpeedModes, int], ...]
+
+    @property
+    def rpm(self) -> np.ndarray:
+        return np.array([s.rpm for s, _ in self.points])
+
+    @property
+    def frequency(self) -> np.ndarray:
+        return np.array([s.frequencies[k] for s, k in self.points])
+
+    @property
+    def damping_ratio(self) -> np.ndarray:
+        return np.array([s.damping_ratios[k] for s, k in self.points])
+
+
+def branches(speeds) -> list[Branch]:
+    """The modes' curves over speed: from one speed to the next, each mode continues as the
+    mode of the same classification nearest in frequency, if within :data:`MAX_STEP_CHANGE` of
+    it and not taken by a nearer one; a mode without a continuation ends its curve, one
+    without a predecessor starts one (where a mode changes class, or two of a class meet)."""
     good = [s for s in speeds if not s.error]
-    for q in orders:
-        for lo, hi in zip(good, good[1:]):
+    done, open_ = [], {}
+    for lo, hi in zip([None, *good], good):
+        pairs = []
+        if lo is not None:
             for k_lo, (f_lo, c) in enumerate(zip(lo.frequencies, lo.classifications)):
-                same = [k for k, c_hi in enumerate(hi.classifications) if c_hi == c]
-                if not same:
-                    continue
-                k_hi = min(same, key=lambda k: abs(hi.frequencies[k] - f_lo))
-                f_hi = hi.frequencies[k_hi]
-                if abs(f_hi - f_lo) > MAX_STEP_CHANGE * f_lo:
-                    continue
-                a = f_lo - q * lo.rpm / 60.0
-                b = f_hi - q * hi.rpm / 60.0
+                for k_hi, (f_hi, c_hi) in enumerate(zip(hi.frequencies, hi.classifications)):
+                    if c_hi == c and abs(f_hi - f_lo) <= MAX_STEP_CHANGE * f_lo:
+                        pairs.append((abs(f_hi - f_lo), k_lo, k_hi))
+        following = {}
+        for _, k_lo, k_hi in sorted(pairs):
+            if k_lo in open_ and k_lo not in following and k_hi not in following.values():
+                following[k_lo] = k_hi
+        continued = {}
+        for k_lo, points in open_.items():
+            if k_lo in following:
+                continued[following[k_lo]] = points + [(hi, following[k_lo])]
+            else:
+                done.append(points)
+        for k_hi in range(len(hi.frequencies)):
+            continued.setdefault(k_hi, [(hi, k_hi)])
+        open_ = continued
+    done.extend(open_.values())
+    return [Branch(points[0][0].classifications[points[0][1]], tuple(points)) for points in done]
+
+
+def crossings(speeds, orders) -> list[Crossing]:
+    """Where a mode's curve (:func:`branches`) meets an order line between neighbouring
+    speeds (module docstring); ``mode`` is its index among all modes at the nearer speed."""
+    found = []
+    for q in orders:
+        for branch in branches(speeds):
+            for (lo, k_lo), (hi, k_hi) in zip(branch.points, branch.points[1:]):
+                a = lo.frequencies[k_lo] - q * lo.rpm / 60.0
+                b = hi.frequencies[k_hi] - q * hi.rpm / 60.0
                 if a == 0.0 or a * b < 0.0:
                     t = a / (a - b)
                     rpm = lo.rpm + t * (hi.rpm - lo.rpm)
-                    found.append(Crossing(rpm, float(q), (k_lo if t < 0.5 else k_hi) + 1, c, q * rpm / 60.0))
+                    nearer, k = (lo, k_lo) if t < 0.5 else (hi, k_hi)
+                    found.append(Crossing(float(rpm), float(q), k + 1, branch.classification, q * rpm / 60.0,
+                                          float(nearer.damping_ratios[k])))
     return sorted(found, key=lambda c: (c.rpm, c.order))
 
 

@@ -1,9 +1,12 @@
 """The discretized model's equations of motion linearized about steady running.
 
 Generalized coordinates: every belt node's x, y [m] and angle phi [rad] (3 per node, in node
-order), every pulley's rotation [rad, CCW] and the tensioner arm angle [rad, CCW]; the
-crankshaft's rotation is prescribed (its speed is the model's input) and drops out, as does
-the arm without a tensioner. :func:`generalized_forces` evaluates the forces on all of them
+order), every pulley's rotation [rad, CCW] and the tensioner arm angle [rad, CCW]; a
+speed-driven crankshaft's rotation is prescribed (its speed is the model's input) and drops
+out, its column of the forces kept as the excitation its speed ripple applies (a
+torque-driven crank turns on its inertia: a coordinate like the others), as does the arm
+without a tensioner. :class:`Linearization` also carries the sensitivities of the outputs the
+harmonic response reports (hub forces, belt torques, span tensions). :func:`generalized_forces` evaluates the forces on all of them
 with the model's own kernels (belt elements, transverse damping, normal contact, pulley
 loads, tensioner arm), friction written as an explicit function of the contact's slip and
 relative tangential displacement (below), and :func:`tangent_matrices` differentiates it by
@@ -40,11 +43,15 @@ Friction enters by its local tangent at the operating point:
   elements) times N on the relative tangential displacement; LuGre's ``sigma1 + sigma2``
   damping. This neglects their internal relaxation dynamics (a first-order lag).
 
-The tensioner arm's Coulomb friction either sticks (its tanh law's slope, the default: at
-small amplitudes the arm of a damped tensioner does not move) or slides (a constant torque,
-no stiffness or damping), :data:`ARM_STUCK`, :data:`ARM_SLIDING`.
+The tensioner arm's Coulomb friction either sticks (its tanh law's slope: at small
+amplitudes the arm of a damped tensioner does not move), slides (a constant torque, no
+stiffness or damping), :data:`ARM_STUCK`, :data:`ARM_SLIDING`, or, sliding, adds an
+equivalent viscous damping (its describing function, :mod:`belt_fmu.analysis.arm_friction`).
 """
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
@@ -177,8 +184,29 @@ def _shift(s, d, n, np_, delta, rate):
 
 
 @njit(cache=True)
-def _jacobians(y0, y, work, index_work, parameters, base_slip, base_friction, dofs, arm_mode, water_pump_torque,
-               stiffness, damping):
+def _observe(w, members, counts, out):
+    """The linear analysis' outputs of the state whose forces ``w`` holds, into ``out`` (4p):
+    each pulley's hub force x, y [N] and belt torque [N m, CCW], then each span's tension [N],
+    the mean axial force of its elements ``members[j, :counts[j]]`` (the operating point's
+    elements of the model's ``span_tension`` output)."""
+    p = counts.shape[0]
+    for j in range(p):
+        out[3 * j] = w.hub_force[j, 0]
+        out[3 * j + 1] = w.hub_force[j, 1]
+        out[3 * j + 2] = w.belt_torque[j]
+        total = 0.0
+        for k in range(counts[j]):
+            total += w.axial_force[members[j, k]]
+        out[3 * p + j] = total / counts[j]
+
+
+@njit(cache=True)
+def _jacobians(y0, y, work, index_work, parameters, base_slip, base_friction, rows, columns, arm_mode,
+               water_pump_torque, members, counts, stiffness, damping, output_stiffness, output_damping):
+    """Central differences about ``y0`` in the coordinates ``columns`` (and their rates): the
+    forces' ``-df/dq`` of the coordinates ``rows`` into ``stiffness`` and ``-df/dq'`` into
+    ``damping``; the outputs' (:func:`_observe`) ``dy/dq`` and ``dy/dq'`` into
+    ``output_stiffness`` and ``output_damping``."""
     s, w = unpack(parameters, y, work, index_work)
     n = s.q.shape[0]
     np_ = s.theta.shape[0]
@@ -193,43 +221,92 @@ def _jacobians(y0, y, work, index_work, parameters, base_slip, base_friction, do
     base_arm_rate = s.arm[1]
     plus = np.empty(size)
     minus = np.empty(size)
-    for c in range(dofs.shape[0]):
-        d = dofs[c]
+    seen_plus = np.empty(4 * np_)
+    seen_minus = np.empty(4 * np_)
+    for c in range(columns.shape[0]):
+        d = columns[c]
         for rate in (False, True):
             h = VELOCITY_STEP if rate else POSITION_STEP
             y[:] = y0
             _shift(s, d, n, np_, h, rate)
             _forces(parameters, s, w, base_q, base_theta, base_centers, base_friction, base_normal, base_slip,
                     base_state, base_arm_rate, arm_mode, water_pump_torque, plus)
+            _observe(w, members, counts, seen_plus)
             y[:] = y0
             _shift(s, d, n, np_, -h, rate)
             _forces(parameters, s, w, base_q, base_theta, base_centers, base_friction, base_normal, base_slip,
                     base_state, base_arm_rate, arm_mode, water_pump_torque, minus)
+            _observe(w, members, counts, seen_minus)
             target = damping if rate else stiffness
-            for r in range(dofs.shape[0]):
-                target[r, c] = -(plus[dofs[r]] - minus[dofs[r]]) / (2.0 * h)
+            for r in range(rows.shape[0]):
+                target[r, c] = -(plus[rows[r]] - minus[rows[r]]) / (2.0 * h)
+            seen = output_damping if rate else output_stiffness
+            for r in range(4 * np_):
+                seen[r, c] = (seen_plus[r] - seen_minus[r]) / (2.0 * h)
     y[:] = y0
 
 
 def coordinates(drive) -> np.ndarray:
     """Indices (into the 3n + p + 1 generalized forces of :func:`_forces`) of the free
-    coordinates of ``drive``: all node coordinates, the pulleys but the crank, the arm if
-    there is a tensioner."""
+    coordinates of ``drive``: all node coordinates, the pulleys but a speed-driven crank
+    (a torque-driven one turns on its inertia), the arm if there is a tensioner."""
     n = drive.parameters.belt[0]["n_nodes"]
     p = len(drive.parameters.pulleys)
     roles = drive.parameters.roles[0]
-    dofs = list(range(3 * n)) + [3 * n + j for j in range(p) if j != roles["crank"]]
+    prescribed = roles["crank"] if roles["crank_speed_input"] else -1
+    dofs = list(range(3 * n)) + [3 * n + j for j in range(p) if j != prescribed]
     if roles["tensioner"] >= 0:
         dofs.append(3 * n + p)
     return np.array(dofs, dtype=np.int64)
 
 
-def tangent_matrices(drive, water_pump_torque: float, arm_friction: str = "stuck"):
-    """(coordinates, K_q, C_q) of ``drive`` at its current state (module docstring): the
-    stiffness [N/m, N, N m/rad] and damping matrices of the free coordinates."""
+@dataclass(frozen=True)
+class Linearization:
+    """The drive's forces and outputs linearized about its current state (module docstring).
+
+    ``coordinates`` are the free coordinates (:func:`coordinates`); ``crank_*`` the forces'
+    column of a speed-driven crank's rotation, through which its prescribed speed excites the
+    drive (zero for a torque-driven crank, which is free). The outputs are, per pulley, its
+    hub force x, y [N] and belt torque [N m, CCW], then per span its tension [N]
+    (:func:`output_index`); their matrices have a column per free coordinate and a last one
+    for a speed-driven crank's rotation."""
+
+    coordinates: np.ndarray  # (d,) indices into the generalized forces
+    stiffness: np.ndarray  # (d, d) K_q = -df/dq [N/m, N, N m/rad]
+    damping: np.ndarray  # (d, d) C_q = -df/dq'
+    crank_stiffness: np.ndarray  # (d,) -df/dtheta_crank
+    crank_damping: np.ndarray  # (d,) -df/domega_crank
+    output_stiffness: np.ndarray  # (4p, d + 1) dy/dq
+    output_damping: np.ndarray  # (4p, d + 1) dy/dq'
+
+
+def output_index(p: int, quantity: str, j: int) -> int:
+    """Row of a :class:`Linearization`'s outputs: ``quantity`` one of hub_force_x,
+    hub_force_y, belt_torque (of pulley j) or span_tension (of the span from pulley j to
+    j + 1)."""
+    if quantity == "span_tension":
+        return 3 * p + j
+    return 3 * j + ("hub_force_x", "hub_force_y", "belt_torque").index(quantity)
+
+
+def linearize(drive, water_pump_torque: float, arm_friction="stuck") -> Linearization:
+    """The :class:`Linearization` of ``drive`` at its current state (module docstring).
+    ``arm_friction``: "stuck", "sliding", or a float, an equivalent viscous damping
+    [N m s/rad] that replaces the sliding arm's friction (the describing function of
+    :mod:`belt_fmu.analysis.arm_friction`)."""
+    from ..model.outputs import span_elements
+
+    equivalent = 0.0
+    if not isinstance(arm_friction, str):
+        equivalent, arm_friction = float(arm_friction), "sliding"
+        if not (math.isfinite(equivalent) and equivalent >= 0.0):
+            raise ValueError(f"an equivalent arm damping must be a finite number >= 0 N m s/rad, got {equivalent!r}")
     if arm_friction not in ARM_MODES:
-        raise ValueError(f"arm_friction must be one of {', '.join(ARM_MODES)}, got {arm_friction!r}")
+        raise ValueError(f"arm_friction must be one of {', '.join(ARM_MODES)} or a damping, got {arm_friction!r}")
     dofs = coordinates(drive)
+    roles = drive.parameters.roles[0]
+    n = drive.parameters.belt[0]["n_nodes"]
+    columns = np.append(dofs, 3 * n + roles["crank"]) if roles["crank_speed_input"] else dofs
     # the work buffers then hold the forces of one step from this state (the outputs' trial
     # step, belt_fmu.model.integrator.report) and the trial state its end-of-step slips and
     # friction forces
@@ -237,16 +314,32 @@ def tangent_matrices(drive, water_pump_torque: float, arm_friction: str = "stuck
     trial = unpack_state(drive._trial_y, *dimensions(drive.parameters))
     base_slip = trial.slip.copy()
     base_friction = trial.friction_force.copy()
+    elements = span_elements(drive.views.q, drive.current_path())
+    counts = np.array([len(e) for e in elements], dtype=np.int64)
+    members = np.zeros((len(elements), max(counts)), dtype=np.int64)
+    for j, e in enumerate(elements):
+        members[j, :len(e)] = e
     y0 = drive.y.copy()
     work = drive.work.copy()
     index_work = drive.index_work.copy()
-    stiffness = np.zeros((len(dofs), len(dofs)))
+    d = len(dofs)
+    stiffness = np.zeros((d, len(columns)))
     damping = np.zeros_like(stiffness)
+    output_stiffness = np.zeros((4 * len(counts), d + 1))
+    output_damping = np.zeros_like(output_stiffness)
     with kernel_cache.compiling("analysis"):
         _rebuild(y0.copy(), work, index_work, drive.parameters)
-        _jacobians(y0, y0.copy(), work, index_work, drive.parameters, base_slip, base_friction, dofs,
-                   ARM_MODES[arm_friction], water_pump_torque, stiffness, damping)
-    return dofs, stiffness, damping
+        _jacobians(y0, y0.copy(), work, index_work, drive.parameters, base_slip, base_friction, dofs, columns,
+                   ARM_MODES[arm_friction], water_pump_torque, members, counts, stiffness, damping,
+                   output_stiffness[:, :len(columns)], output_damping[:, :len(columns)])
+    if roles["tensioner"] >= 0:
+        damping[d - 1, d - 1] += equivalent
+    if len(columns) > d:
+        crank_stiffness, crank_damping = stiffness[:, d].copy(), damping[:, d].copy()
+    else:
+        crank_stiffness, crank_damping = np.zeros(d), np.zeros(d)
+    return Linearization(dofs, stiffness[:, :d].copy(), damping[:, :d].copy(), crank_stiffness, crank_damping,
+                         output_stiffness, output_damping)
 
 
 @njit(cache=True)
@@ -287,3 +380,36 @@ def transport_operator(n: int, rate: float, dofs) -> np.ndarray:
             e[row, position[3 * ((i + 1) % n) + c]] += 0.5 * rate
             e[row, position[3 * ((i - 1) % n) + c]] -= 0.5 * rate
     return e
+
+
+@njit(cache=True)
+def _arm_stuck_damping(parameters):
+    tensioner = parameters.tensioner[0]
+    level = 0.5 * (tensioner.friction_away + tensioner.friction_toward)
+    return friction_coefficient(parameters.arm_friction[0], level, 0.0, 0.0)[1]
+
+
+def arm_stuck_damping(drive) -> float:
+    """[N m s/rad] The stuck arm's damping: the slope at rest of its regularized Coulomb
+    friction at the mean of its two levels (what :data:`ARM_STUCK` linearizes); 0 without a
+    tensioner."""
+    if drive.parameters.roles[0]["tensioner"] < 0:
+        return 0.0
+    with kernel_cache.compiling("analysis"):
+        return float(_arm_stuck_damping(drive.parameters))
+
+
+def motion_matrices(drive, linear: Linearization):
+    """(M diagonal, G, K, E) of the equations of motion ``M q'' + G q' + K q = f`` about the
+    drive's current state (module docstring): ``G = 2 M E + C_q``, ``K = K_q + C_q E + M E^2``,
+    and the transport operator E; G, K and E sparse (CSR)."""
+    from scipy import sparse
+
+    dofs = linear.coordinates
+    mass = mass_matrix(drive, dofs)
+    e = sparse.csr_matrix(transport_operator(drive.parameters.belt[0]["n_nodes"], node_passage_rate(drive), dofs))
+    k_q, c_q = sparse.csr_matrix(linear.stiffness), sparse.csr_matrix(linear.damping)
+    me = sparse.diags(mass) @ e
+    gyro = 2.0 * me + c_q
+    stiffness = k_q + c_q @ e + me @ e
+    return mass, gyro.tocsr(), stiffness.tocsr(), e

@@ -33,13 +33,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .linearization import mass_matrix, node_passage_rate, tangent_matrices, transport_operator
+from .linearization import linearize, motion_matrices, node_passage_rate
 
 #: [Hz] modes below this are the rigid-body motions the linearization keeps (eigenvalue ~0)
 MIN_FREQUENCY = 1.0
-#: modes damped more than this are relative motions of belt and pulleys where friction holds
-#: them (a damper, not a spring): dropped
-MAX_DAMPING_RATIO = 0.25
+#: modes damped more than this are flagged heavily damped (listed, drawn lighter): a response
+#: peak of such a mode is broad and low, and relative motions of belt and pulleys where friction
+#: holds them (a damper, not a spring) are among them
+HEAVY_DAMPING = 0.25
+#: an eigenvalue oscillates if its imaginary part is at least this fraction of its modulus (a
+#: real eigenvalue, an overdamped motion, has no frequency to list)
+MIN_OSCILLATION = 1e-6
 #: [1/s] eigenvalues are searched nearest this real shift: just left of the rigid-body
 #: eigenvalues at 0, so that the shifted system is regular
 SHIFT = -1.0
@@ -78,6 +82,11 @@ class Mode:
     classification: str
     spread: tuple = (math.nan, math.nan)  # [Hz] least and largest frequency over the polygon period
     instants: int = 1  # instants of the period the mode was found at
+
+    @property
+    def heavily_damped(self) -> bool:
+        """Damped beyond :data:`HEAVY_DAMPING`."""
+        return self.damping_ratio > HEAVY_DAMPING
 
     @property
     def damped_frequency(self) -> float:
@@ -175,27 +184,13 @@ def classify(shares: dict) -> str:
     return f"mixed: {ranked[0][0]} {100 * ranked[0][1]:.0f} % + {ranked[1][0]} {100 * ranked[1][1]:.0f} %"
 
 
-def system_matrices(point, arm_friction: str = "stuck"):
-    """(coordinates, M diagonal, G, K) of the drive in its current state (module docstring);
-    G and K sparse (CSR)."""
-    from scipy import sparse
-
-    drive = point.drive
-    dofs, k_q, c_q = tangent_matrices(drive, point.water_pump_torque, arm_friction)
-    mass = mass_matrix(drive, dofs)
-    e = sparse.csr_matrix(transport_operator(drive.parameters.belt[0]["n_nodes"], node_passage_rate(drive), dofs))
-    k_q, c_q = sparse.csr_matrix(k_q), sparse.csr_matrix(c_q)
-    me = sparse.diags(mass) @ e
-    gyro = 2.0 * me + c_q
-    stiffness = k_q + c_q @ e + me @ e
-    return dofs, mass, gyro.tocsr(), stiffness.tocsr()
-
-
 def snapshot_modes(point, count: int, arm_friction: str = "stuck"):
     """(coordinates, mass, frequencies [Hz], damping ratios, shapes (d, m)) of the ``count``
     lowest modes of the drive's current state, ascending (:func:`modes` says how)."""
     drive = point.drive
-    dofs, mass, gyro, stiffness = system_matrices(point, arm_friction)
+    linear = linearize(drive, point.water_pump_torque, arm_friction)
+    dofs = linear.coordinates
+    mass, gyro, stiffness, _ = motion_matrices(drive, linear)
     d = len(dofs)
     a = _first_order(mass, gyro, stiffness)
     wanted = 2 * count + 2 * (len(drive.parameters.pulleys) + 2) + 16
@@ -203,7 +198,7 @@ def snapshot_modes(point, count: int, arm_friction: str = "stuck"):
         values = _eigenvalues(a, wanted)
         size = np.abs(values)
         zeta = -values.real / np.maximum(size, 1e-300)
-        keep = np.flatnonzero((values.imag > 0.0) & (zeta < MAX_DAMPING_RATIO) & (size > 2 * math.pi * MIN_FREQUENCY))
+        keep = np.flatnonzero((values.imag > MIN_OSCILLATION * size) & (size > 2 * math.pi * MIN_FREQUENCY))
         if len(keep) >= count or wanted >= 2 * d - 2:
             break
         wanted = min(2 * wanted, 2 * d - 2)
@@ -241,8 +236,6 @@ def modes(point, count: int = 20, arm_friction: str = "stuck", phases: int = PHA
     instant, the operating point itself, to which the drive is returned. The tangent
     matrices themselves are not averaged: a node in contact at one instant and free at the
     next would average into a contact at both."""
-    from ..units import RPM
-
     drive = point.drive
     rate = node_passage_rate(drive)
     instants = phases if rate > MIN_PASSAGE_RATE else 1
@@ -254,7 +247,7 @@ def modes(point, count: int = 20, arm_friction: str = "stuck", phases: int = PHA
         seen_f = [[f] for f in freq]
         seen_z = [[z] for z in zeta]
         for _ in range(1, instants):
-            drive.advance(1.0 / (rate * instants), point.rpm * RPM, point.water_pump_torque)
+            point.hold(1.0 / (rate * instants))
             _, _, f_k, z_k, s_k = snapshot_modes(point, count + MATCH_MARGIN, arm_friction)
             for r in range(len(freq)):
                 scores = [mac(mass, shapes[:, r], s_k[:, c]) if abs(f_k[c] - freq[r]) <= MAX_FREQUENCY_SHIFT * freq[r]
@@ -317,6 +310,7 @@ def report(result: Modes, table, count: int | None = None) -> str:
     rows = []
     for k, mode in enumerate(result.modes[:count]):
         rows.append([str(k + 1), f"{mode.frequency:.2f}", f"{mode.spread[0]:.1f} - {mode.spread[1]:.1f}",
-                     f"{100 * mode.damping_ratio:.2f}", mode.classification])
+                     f"{100 * mode.damping_ratio:.2f}" + (" *" if mode.heavily_damped else ""),
+                     mode.classification])
     return table(["mode", "frequency [Hz]", "over polygon period", "damping [%]",
                   "classification (kinetic energy)"], rows)

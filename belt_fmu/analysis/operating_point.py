@@ -90,6 +90,14 @@ class OperatingPoint:
     def flagged(self) -> list[str]:
         return [p.name for p in self.pulleys if p.flagged]
 
+    def hold(self, interval: float) -> None:
+        """Run the drive on for ``interval`` [s] at this point's inputs: the crank at its speed,
+        or, torque-driven, with the engine torque that balances the belt's at this point."""
+        if self.drive.torque_driven_crank:
+            self.drive.advance(interval, water_pump_torque=self.water_pump_torque, engine_torque=self.crank_torque)
+        else:
+            self.drive.advance(interval, self.rpm * RPM, self.water_pump_torque)
+
 
 def capstan(tight: float, slack: float, centrifugal: float, mu: float, wrap: float, radius: float):
     """(slip arc [rad], torque capacity Q_max [N m]) of a wrap (module docstring)."""

@@ -1,0 +1,343 @@
+"""Steady harmonic response of a drive to an engine-order excitation, from its linearization.
+
+About the operating point the drive obeys the linearized equations of motion of
+:mod:`belt_fmu.analysis.linearization`, ``M q'' + G q' + K q = f(t)``. An excitation harmonic
+at ``w = q n 2 pi / 60`` (engine order q, crank speed n [rpm]) drives the steady response
+``q = Re(X e^{i w t})`` with
+
+    (K - w^2 M + i w G) X = F
+
+(the frequency response of a linear system; for the moving belt, Wickert and Mote,
+"Classical vibration analysis of axially moving continua", ASME J. Appl. Mech. 57, 1990).
+The excitations, as the sweep applies them (:mod:`belt_fmu.sweep`):
+
+* the crank's speed irregularity ``dw sin(w t)`` of a speed-driven crank turns it by
+  ``Theta = dw / w``; through the forces' crank column (:class:`~belt_fmu.analysis.
+  linearization.Linearization`) ``F = -(k_c + i w c_c) Theta``;
+* a torque ripple of amplitude T on one pulley (an accessory's, or a torque-driven crank's
+  engine torque): ``F = T`` on that pulley's rotation.
+
+The tensioner arm's Coulomb friction is the equivalent damping of its describing function
+at the amplitude the excitation produces, stuck and sliding its limits
+(:mod:`belt_fmu.analysis.arm_friction`): the response without it, X0, and the arm's
+receptance u solve one factorization, and the friction's damping c enters exactly
+(Sherman-Morrison): ``X = X0 - u (i w c X0_arm) / (1 + i w c u_arm)``.
+
+Outputs, each a complex amplitude ``Y = Y_q X + Y_v (i w + E) X`` (+ the crank's column;
+E the belt's transport, as the velocities are material ones): each pulley's hub force
+(the amplitude of its magnitude, along the steady hub force) and belt torque, each span's
+tension. The *slip utilisation* of a pulley is ``(|Q| + |dQ|) / Q_max``: its steady torque
+and the amplitude of its belt torque against its capacity at the operating point (capstan
+law, :mod:`belt_fmu.analysis.operating_point`); beyond 1 the belt slips on it during part of
+each period.
+
+As :func:`belt_fmu.analysis.modes.modes` does, the response is computed at
+:data:`RESPONSE_PHASES` instants over the node passage period of the
+discretized belt and the amplitudes averaged (the time domain sees the mean of the polygon's
+fast periodic change). The operating point dominates the cost (a settling run of about
+0.3 s of model time), and it changes slowly with speed: it is computed at *anchor* speeds at
+most :data:`ANCHOR_SPACING` apart, and at each speed asked for the responses of the two
+nearest anchors, each at that speed's excitation frequency and amplitude, are interpolated
+linearly in speed. The resonance is where the excitation frequency meets a mode, which
+each anchor's model locates exactly; what is interpolated is how the drive's tensions,
+tensioner position and belt speed move the mode between anchors.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from ..units import RPM
+from .arm_friction import equivalent_damping
+from .linearization import arm_stuck_damping, linearize, motion_matrices, node_passage_rate, output_index
+from .modes import MIN_PASSAGE_RATE, PHASES
+
+#: [rpm] operating points are computed at most this far apart (module docstring)
+ANCHOR_SPACING = 250.0
+#: instants over the node passage period the response is averaged over: on the built-in drive
+#: the +-40 rpm tensioner amplitude at 1400 rpm is 2.42, 2.44 and 2.44 deg with one, two and
+#: four, the +-4 rpm peak lies at 1730 rpm with two and 1700 rpm with four; each instant costs
+#: a linearization and a factorization per speed
+RESPONSE_PHASES = 2
+
+
+@dataclass(frozen=True)
+class Excitation:
+    """What drives the response, at engine ``order`` q: the sweep's crank speed irregularity
+    (``settings``, a :class:`belt_fmu.sweep.RunSettings`: its order, amplitude and scaling,
+    and its water-pump load), or, with ``ripple_pulley``, a torque ripple of
+    ``ripple_torque`` [N m] amplitude on that pulley (the crank then turns at constant speed)."""
+
+    settings: object
+    ripple_pulley: str | None = None
+    ripple_torque: float = 0.0  # [N m]
+
+    @property
+    def order(self) -> float:
+        return self.settings.order
+
+    def describe(self) -> str:
+        if self.ripple_pulley is not None:
+            return f"torque ripple {self.ripple_torque:g} N.m on {self.ripple_pulley}, order {self.order:g}"
+        s = self.settings
+        scaled = f" at {s.idle_rpm:g} rpm, scaled by idle/rpm" if s.irregularity_scaling == "inverse" else ""
+        return f"crank speed irregularity +-{s.irregularity_rpm:g} rpm{scaled}, order {s.order:g}"
+
+
+def check_excitation(layout, excitation: Excitation) -> str | None:
+    """What is wrong with ``excitation`` on ``layout`` (None: nothing)."""
+    names = [p.name for p in layout.pulleys]
+    if excitation.ripple_pulley is None:
+        if layout.torque_driven_crank:
+            return ("the crank is torque-driven (drive.crank_input = \"torque\"): its speed is an output; excite it "
+                    f"with a torque ripple on {names[layout.crank_index]} instead")
+        return None
+    if excitation.ripple_pulley not in names:
+        return f"no pulley {excitation.ripple_pulley!r}; the pulleys are {', '.join(names)}"
+    if excitation.ripple_pulley == names[layout.crank_index] and not layout.torque_driven_crank:
+        return (f"{excitation.ripple_pulley} is the speed-driven crank (its speed is prescribed): excite it with the "
+                "crank speed irregularity instead")
+    if not (math.isfinite(excitation.ripple_torque) and excitation.ripple_torque > 0.0):
+        return f"the ripple's amplitude must be a finite torque > 0 N m, got {excitation.ripple_torque!r}"
+    return None
+
+
+def water_pump_torque(layout, rpm: float, excitation: Excitation) -> float:
+    """[N m] the water-pump load at ``rpm``, the sweep's law (:class:`belt_fmu.sweep.Run`)."""
+    from ..sweep import Run
+
+    return Run(rpm, excitation.settings, (), layout).water_pump_torque
+
+
+class _Instant:
+    """The linear model of the drive at one instant (module docstring)."""
+
+    def __init__(self, point):
+        drive = point.drive
+        self.linear = linearize(drive, point.water_pump_torque, 0.0)  # the arm sliding, its friction added later
+        mass, gyro, stiffness, self.transport = motion_matrices(drive, self.linear)
+        self.mass = mass
+        # K, -M and G on one sparsity pattern, so that each frequency's dynamic stiffness is
+        # one sum of their values (no sparse algebra per speed)
+        pattern = (abs(stiffness) + abs(gyro) + sparse.identity(len(mass))).tocsc()
+        pattern.sort_indices()
+        rows, columns = pattern.indices, np.repeat(np.arange(pattern.shape[1]), np.diff(pattern.indptr))
+        self.pattern = pattern
+        self.values = [np.asarray(m.tocsr()[rows, columns]).ravel()
+                       for m in (stiffness, -sparse.diags(mass), gyro)]
+        dofs = list(self.linear.coordinates)
+        n = drive.parameters.belt[0]["n_nodes"]
+        self.pulley_dof = {j: dofs.index(3 * n + j) for j in range(len(drive.parameters.pulleys))
+                           if 3 * n + j in dofs}
+        self.arm = len(dofs) - 1 if drive.layout.tensioner is not None else None
+        self.stuck_damping = arm_stuck_damping(drive)
+        tensioner = drive.parameters.tensioner[0]
+        self.friction_level = 0.5 * (tensioner["friction_away"] + tensioner["friction_toward"])
+        self.crank_sense = float(drive.parameters.pulleys[drive.layout.crank_index]["sense"])
+
+    def respond(self, omega: float, irregularity: float, ripple: tuple[int, float] | None):
+        """(outputs (4p,) complex, arm amplitude [rad], ArmFriction or None) at ``omega``
+        [rad/s]: crank speed amplitude ``irregularity`` [rad/s], or ``ripple`` (pulley, torque
+        amplitude [N m])."""
+        from scipy.sparse.linalg import splu
+
+        d = len(self.mass)
+        k, m, g = self.values
+        dynamic = sparse.csc_matrix((k + omega ** 2 * m + 1j * omega * g, self.pattern.indices, self.pattern.indptr),
+                                    shape=self.pattern.shape)
+        lu = splu(dynamic)
+        force = np.zeros(d, dtype=complex)
+        crank = 0.0
+        if ripple is None:
+            crank = self.crank_sense * irregularity / omega
+            force -= (self.linear.crank_stiffness + 1j * omega * self.linear.crank_damping) * crank
+        else:
+            force[self.pulley_dof[ripple[0]]] = ripple[1]
+        x = lu.solve(force)
+        friction = None
+        if self.arm is not None:
+            unit = np.zeros(d, dtype=complex)
+            unit[self.arm] = 1.0
+            u = lu.solve(unit)
+            friction = equivalent_damping(complex(x[self.arm]), complex(u[self.arm]), omega, self.friction_level,
+                                          self.stuck_damping)
+            c = 1j * omega * friction.damping
+            x = x - u * (c * x[self.arm]) / (1.0 + c * u[self.arm])
+        rate = 1j * omega * x + self.transport @ x
+        y_q, y_v = self.linear.output_stiffness, self.linear.output_damping
+        outputs = y_q[:, :d] @ x + y_v[:, :d] @ rate + (y_q[:, d] + 1j * omega * y_v[:, d]) * crank
+        return outputs, (abs(x[self.arm]) if self.arm is not None else 0.0), friction
+
+
+@dataclass(frozen=True)
+class SpeedResponse:
+    """The steady harmonic response at one crank speed (amplitudes, module docstring)."""
+
+    rpm: float
+    frequency: float  # [Hz] of the excitation
+    arm_amplitude: float  # [rad]
+    arm_damping: float  # [N m s/rad] the arm friction's equivalent damping
+    arm_stuck: float  # [-] share of the polygon instants at which the arm sticks
+    hub_force: np.ndarray  # (p,) [N] amplitude of the hub force's magnitude
+    belt_torque: np.ndarray  # (p,) [N m]
+    span_tension: np.ndarray  # (p,) [N], span j from pulley j to j + 1
+    slip_utilisation: np.ndarray  # (p,) [-]
+
+
+class Anchor:
+    """The linear models of the drive at one anchor speed and its operating point."""
+
+    def __init__(self, point, phases: int = PHASES):
+        self.point = point
+        drive = point.drive
+        rate = node_passage_rate(drive)
+        instants = phases if rate > MIN_PASSAGE_RATE else 1
+        saved = drive.get_state()
+        self.instants = []
+        try:
+            for k in range(instants):
+                if k:
+                    point.hold(1.0 / (rate * instants))
+                self.instants.append(_Instant(point))
+        finally:
+            drive.set_state(saved)
+        self.hub = np.array([[p.hub_force_x, p.hub_force_y] for p in point.pulleys])
+        self.torque = np.array([abs(p.torque) for p in point.pulleys])
+        self.capacity = np.array([p.capacity for p in point.pulleys])
+
+    def respond(self, rpm: float, excitation: Excitation) -> SpeedResponse:
+        """The response to ``excitation`` at crank speed ``rpm`` (its frequency and amplitude
+        there) of this anchor's models, averaged over the polygon instants."""
+        layout = self.point.drive.layout
+        p = len(layout.pulleys)
+        omega = excitation.order * rpm * RPM
+        ripple = None
+        if excitation.ripple_pulley is not None:
+            ripple = ([q.name for q in layout.pulleys].index(excitation.ripple_pulley), excitation.ripple_torque)
+        irregularity = excitation.settings.irregularity_at(rpm) * RPM
+        direction = self.hub / np.maximum(np.hypot(self.hub[:, 0], self.hub[:, 1]), 1e-300)[:, None]
+        hub_rows = [output_index(p, q, j) for j in range(p) for q in ("hub_force_x", "hub_force_y")]
+        torque_rows = [output_index(p, "belt_torque", j) for j in range(p)]
+        tension_rows = [output_index(p, "span_tension", j) for j in range(p)]
+        hub, torque, tension, arm, damping, stuck = [], [], [], [], [], []
+        for instant in self.instants:
+            y, amplitude, friction = instant.respond(omega, irregularity, ripple)
+            xy = y[hub_rows].reshape(p, 2)
+            hub.append(np.abs(xy[:, 0] * direction[:, 0] + xy[:, 1] * direction[:, 1]))
+            torque.append(np.abs(y[torque_rows]))
+            tension.append(np.abs(y[tension_rows]))
+            arm.append(amplitude)
+            damping.append(friction.damping if friction is not None else 0.0)
+            stuck.append(friction is not None and friction.stuck)
+        belt_torque = np.mean(torque, axis=0)
+        return SpeedResponse(rpm, omega / (2 * math.pi), float(np.mean(arm)), float(np.mean(damping)),
+                             float(np.mean(stuck)), np.mean(hub, axis=0), belt_torque, np.mean(tension, axis=0),
+                             (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300))
+
+
+def anchor_speeds(rpms) -> np.ndarray:
+    """The speeds [rpm] the operating points are computed at: ``rpms`` themselves if they lie
+    no further apart than :data:`ANCHOR_SPACING`, else evenly spaced over their range that far
+    apart at most."""
+    rpms = np.unique(np.asarray(rpms, dtype=float))
+    low, high = rpms[0], rpms[-1]
+    count = int(math.ceil((high - low) / ANCHOR_SPACING)) + 1
+    if len(rpms) <= count:
+        return rpms
+    return np.linspace(low, high, count)
+
+
+def _interpolate(a: SpeedResponse, b: SpeedResponse, t: float) -> SpeedResponse:
+    """``a`` and ``b`` (the same speed from two anchors) weighted ``1 - t`` and ``t``."""
+    def mix(x, y):
+        return (1.0 - t) * x + t * y
+
+    return SpeedResponse(a.rpm, a.frequency, mix(a.arm_amplitude, b.arm_amplitude), mix(a.arm_damping, b.arm_damping),
+                         mix(a.arm_stuck, b.arm_stuck), mix(a.hub_force, b.hub_force),
+                         mix(a.belt_torque, b.belt_torque), mix(a.span_tension, b.span_tension),
+                         mix(a.slip_utilisation, b.slip_utilisation))
+
+
+@dataclass(frozen=True)
+class Response:
+    """The harmonic response over crank speed (module docstring)."""
+
+    layout: object
+    excitation: Excitation
+    speeds: tuple[SpeedResponse, ...]
+    anchors: tuple[float, ...]  # [rpm] the operating points' speeds
+
+    @property
+    def peak(self) -> SpeedResponse:
+        """The speed of the largest tensioner arm amplitude."""
+        return max(self.speeds, key=lambda s: s.arm_amplitude)
+
+    def table(self):
+        """The response as a :class:`belt_fmu.simulation.Results` table (CSV and MAT writers):
+        one row per speed, SI units (the arm amplitude also in degrees)."""
+        from ..model.outputs import spans
+        from ..simulation import Results
+
+        names = [p.name for p in self.layout.pulleys]
+        columns = {"rpm": ("rpm", "crank speed", [s.rpm for s in self.speeds]),
+                   "frequency": ("Hz", "excitation frequency", [s.frequency for s in self.speeds])}
+        if self.layout.tensioner is not None:
+            columns["tensioner_amplitude"] = ("rad", "tensioner arm amplitude", [s.arm_amplitude for s in self.speeds])
+            columns["tensioner_amplitude_deg"] = ("deg", "tensioner arm amplitude",
+                                                  [math.degrees(s.arm_amplitude) for s in self.speeds])
+            columns["arm_friction_damping"] = ("N.m.s/rad", "the arm friction's equivalent viscous damping",
+                                               [s.arm_damping for s in self.speeds])
+            columns["arm_stuck"] = ("1", "share of the polygon instants at which the arm sticks",
+                                    [s.arm_stuck for s in self.speeds])
+        for j, name in enumerate(names):
+            columns[f"hub_force_amplitude_{name}"] = ("N", f"amplitude of the hub force magnitude on {name}",
+                                                      [s.hub_force[j] for s in self.speeds])
+            columns[f"belt_torque_amplitude_{name}"] = ("N.m", f"amplitude of the belt torque on {name}",
+                                                        [s.belt_torque[j] for s in self.speeds])
+            columns[f"slip_utilisation_{name}"] = ("1", f"(steady + dynamic torque) / capacity on {name}",
+                                                   [s.slip_utilisation[j] for s in self.speeds])
+        for j, (a, b) in enumerate(spans(names)):
+            columns[f"span_tension_amplitude_{a}_{b}"] = ("N", f"tension amplitude of the span {a} -> {b}",
+                                                          [s.span_tension[j] for s in self.speeds])
+        return Results({k: np.array(v[2], dtype=float) for k, v in columns.items()},
+                       {k: v[0] for k, v in columns.items()}, {k: v[1] for k, v in columns.items()}, 0.0)
+
+
+def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES, drive=None, progress=None) -> Response:
+    """The steady harmonic response of ``layout`` to ``excitation`` at crank speeds ``rpms``
+    [rpm] (module docstring). ``drive``: a :class:`BeltDrive` of ``layout`` to reuse;
+    ``progress(done, total)`` is called as anchors finish."""
+    from ..model.system import BeltDrive
+    from .operating_point import operating_point
+
+    problem = check_excitation(layout, excitation)
+    if problem is not None:
+        raise ValueError(problem)
+    rpms = np.asarray(sorted(float(r) for r in rpms))
+    anchors = anchor_speeds(rpms)
+    drive = drive if drive is not None else BeltDrive(layout)
+    models = []
+    for k, rpm in enumerate(anchors):
+        models.append(Anchor(operating_point(layout, rpm, water_pump_torque(layout, rpm, excitation), drive=drive),
+                             phases))
+        if progress is not None:
+            progress(k + 1, len(anchors))
+    speeds = []
+    for rpm in rpms:
+        k = min(int(np.searchsorted(anchors, rpm, side="right")) - 1, len(anchors) - 1)
+        here = models[k].respond(rpm, excitation)
+        if anchors[k] == rpm or k + 1 == len(anchors):
+            speeds.append(here)
+            continue
+        t = (rpm - anchors[k]) / (anchors[k + 1] - anchors[k])
+        speeds.append(_interpolate(here, models[k + 1].respond(rpm, excitation), t))
+    return Response(layout, excitation, tuple(speeds), tuple(float(a) for a in anchors))
+
+
+def excited_arm_friction(point, excitation: Excitation, phases: int = RESPONSE_PHASES) -> float:
+    """[N m s/rad] the arm friction's equivalent damping at ``point`` under ``excitation`` (at
+    the point's speed), for :func:`belt_fmu.analysis.modes.modes`."""
+    return Anchor(point, phases).respond(point.rpm, excitation).arm_damping

@@ -1,0 +1,198 @@
+"""The harmonic response of the linearized drive (belt_fmu/analysis/response.py) against the
+time-domain sweep with the same excitation (issue 37, item 4), the describing function of the
+arm's Coulomb friction against a direct fixed-point solution, and the response, modes and
+command line of a drive with a torque-driven crank."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from belt_fmu.analysis.arm_friction import equivalent_damping
+from belt_fmu.analysis.modes import ROTATIONAL, modes
+from belt_fmu.analysis.operating_point import operating_point
+from belt_fmu.analysis.response import Excitation, response
+from belt_fmu.cli import EXIT_USAGE, main
+from belt_fmu.layout import load_layout
+from belt_fmu.sweep import Run, RunSettings, run_point
+
+
+@pytest.mark.parametrize("force", [0.5, 3.0, 30.0])
+def test_describing_function_solves_the_harmonic_balance(force):
+    """One degree of freedom (m 1e-3 kg m^2, k 40 N m/rad, c 0.2 N m s/rad, Coulomb 2.25 N m)
+    under a harmonic torque of ``force`` at 30 Hz: the closed form (Den Hartog 1931) against
+    the harmonic balance iterated directly, A = F / |k - m w^2 + i w (c + 4 T/(pi w A))|
+    (converged by damped fixed-point iteration), within 1e-6; a torque below what the
+    friction holds (0.5 N m against 4 T / pi = 2.9 N m) leaves the arm stuck."""
+    m, k, c, level, w = 1e-3, 40.0, 0.2, 2.25, 2 * math.pi * 30.0
+    dynamic = k - m * w * w + 1j * w * c
+    found = equivalent_damping(force / dynamic, 1.0 / dynamic, w, level, stuck_damping=9000.0)
+    if force < 4 * level / math.pi:
+        assert found.stuck
+        return
+    amplitude = force / abs(dynamic)
+    for _ in range(2000):
+        amplitude = 0.5 * amplitude + 0.5 * force / abs(dynamic + 1j * 4 * level / (math.pi * amplitude))
+    assert not found.stuck
+    assert found.amplitude == pytest.approx(amplitude, rel=1e-6)
+    assert found.damping == pytest.approx(4 * level / (math.pi * w * amplitude), rel=1e-6)
+
+
+def sweep_peak(amplitude_rpm, rpms):
+    """(rpm, amplitude [deg]) of the time-domain tensioner peak over ``rpms`` (evenly spaced):
+    the vertex of the parabola through the largest sample and its neighbours."""
+    layout = load_layout()
+    settings = RunSettings(irregularity_rpm=amplitude_rpm)
+    values = [run_point(Run(rpm, settings, (), layout))["tensioner_amplitude_deg"] for rpm in rpms]
+    k = int(np.clip(np.argmax(values), 1, len(values) - 2))
+    a, b, c = values[k - 1:k + 2]
+    shift = 0.5 * (a - c) / (a - 2 * b + c)
+    step = rpms[1] - rpms[0]
+    return rpms[k] + shift * step, b - 0.25 * (a - c) * shift
+
+
+def response_peak(amplitude_rpm, low, high):
+    """(rpm, amplitude [deg]) of the response's tensioner peak, every 10 rpm from ``low`` to
+    ``high`` (anchors on the 250 rpm grid of ``belt-fmu response --rpm 500:...``)."""
+    result = response(load_layout(), np.arange(low, high + 1.0, 10.0), Excitation(RunSettings(
+        irregularity_rpm=amplitude_rpm)))
+    return result.peak.rpm, math.degrees(result.peak.arm_amplitude)
+
+
+@pytest.fixture(scope="module")
+def large():
+    """+-40 rpm of order 2, the sweep's default (measured with 26 speeds 500-3000: one broad peak,
+    2.08, 2.12, 2.09 deg at 1200, 1300, 1400 rpm)."""
+    return sweep_peak(40.0, [1200.0, 1300.0, 1400.0]), response_peak(40.0, 1250.0, 1500.0)
+
+
+@pytest.fixture(scope="module")
+def small():
+    """+-4 rpm of order 2 (measured: 0.062, 0.067, 0.061 deg at 1600, 1700, 1800 rpm; the arm
+    sticks elsewhere)."""
+    return sweep_peak(4.0, [1600.0, 1700.0, 1800.0]), response_peak(4.0, 1500.0, 1750.0)
+
+
+def test_campbell_crossing_of_the_excited_arm_mode_is_near_the_swept_peak(large):
+    """The Campbell diagram with its default options (the arm friction excited by the sweep's
+    +-40 rpm): its order-2 crossing nearest the sweep's tensioner peak lies within 10 % of it
+    (issue 37; measured 1384 rpm against 1307 rpm, +5.9 %, over 26 speeds 500-3000). The arm
+    mode is heavily damped there (57 %): listed and crossing, not dropped."""
+    from belt_fmu.analysis.campbell import campbell
+
+    (swept, _), _ = large
+    result = campbell(load_layout(), [1200.0, 1300.0, 1400.0, 1500.0], [2.0], count=4, arm_friction="excited",
+                      excitation=Excitation(RunSettings()))
+    assert result.crossings, "no order-2 crossing between 1200 and 1500 rpm"
+    nearest = min(result.crossings, key=lambda c: abs(c.rpm - swept))
+    assert nearest.rpm == pytest.approx(swept, rel=0.10)
+    assert nearest.damping_ratio > 0.25
+
+
+def test_large_excitation_peak_amplitude(large):
+    """The tensioner peak under +-40 rpm within 20 % of the sweep's (measured +15 %:
+    2.45 deg against 2.12 deg). The response's describing function takes the arm as sliding
+    through every period, which it does at this amplitude (its friction adds 0.25 N m s/rad to
+    the 1 N m s/rad damper)."""
+    (_, swept), (_, predicted) = large
+    assert predicted == pytest.approx(swept, rel=0.20)
+
+
+@pytest.mark.xfail(strict=True, reason="measured 1390 rpm against the sweep's 1307 rpm (+6.4 %): the linearized "
+                                       "drive overestimates the time domain's linear response (docs/modes.md)")
+def test_large_excitation_peak_speed(large):
+    """The tensioner peak's speed under +-40 rpm within 5 % of the sweep's (issue 37)."""
+    (swept, _), (predicted, _) = large
+    assert predicted == pytest.approx(swept, rel=0.05)
+
+
+def test_small_excitation_peak_speed(small):
+    """Under +-4 rpm the arm sticks but near the resonance of the arm against the spans: the
+    peak's speed within 5 % of the sweep's (measured: 1730 against 1695 rpm, +2.0 %)."""
+    (swept, _), (predicted, _) = small
+    assert predicted == pytest.approx(swept, rel=0.05)
+
+
+@pytest.mark.xfail(strict=True, reason="measured 0.095 deg against the sweep's 0.067 deg (+41 %): the arm sticks "
+                                       "for part of each period, which the describing function leaves out, and the "
+                                       "linearized drive overestimates the time domain's linear response (docs/modes.md)")
+def test_small_excitation_peak_amplitude(small):
+    """The tensioner peak under +-4 rpm within 10 % of the sweep's (issue 37)."""
+    (_, swept), (_, predicted) = small
+    assert predicted == pytest.approx(swept, rel=0.10)
+
+
+def torque_driven(layout, crank_inertia):
+    """``layout`` with its crank torque-driven, of inertia ``crank_inertia`` [kg m^2]."""
+    pulleys = list(layout.pulleys)
+    crank = layout.crank_index
+    pulleys[crank] = dataclasses.replace(pulleys[crank], inertia_kgm2=crank_inertia)
+    return dataclasses.replace(layout, pulleys=tuple(pulleys),
+                               drive=dataclasses.replace(layout.drive, crank_input="torque"))
+
+
+def test_a_heavy_torque_driven_crank_has_the_modes_of_a_speed_driven_one():
+    """A torque-driven crank turns on its inertia; one of 1e4 kg m^2 hardly turns, so the
+    drive's rotational modes are those with the crank's speed prescribed, within 1 % (the
+    crank's own inertia moves a mode by (I_belt-side / I_crank), far below). Both at 800 rpm,
+    arm stuck."""
+    layout = load_layout()
+    speed = modes(operating_point(layout, 800.0), 4, "stuck")
+    heavy = modes(operating_point(torque_driven(layout, 1e4), 800.0), 4, "stuck")
+    assert heavy.coordinates.shape[0] == speed.coordinates.shape[0] + 1
+    expected = [m.frequency for m in speed.modes if m.classification == ROTATIONAL][:2]
+    found = [m.frequency for m in heavy.modes if m.classification == ROTATIONAL][:2]
+    assert found == pytest.approx(expected, rel=0.01)
+
+
+def test_response_of_a_torque_driven_crank_to_its_engine_torque_ripple():
+    """The engine torque ripple of a torque-driven crank of 1e4 kg m^2 at 800 rpm (order 2)
+    turns it by T / (I w^2): the response's crank belt torque equals the one a speed-driven
+    crank of that irregularity causes, within 2 %."""
+    layout = load_layout()
+    w = 2.0 * 800.0 * 2 * math.pi / 60.0
+    inertia, torque = 1e4, 5e4
+    irregularity = torque / (inertia * w) * 60.0 / (2 * math.pi)  # [rpm] the speed ripple it causes
+    speed = response(layout, [800.0], Excitation(RunSettings(irregularity_rpm=irregularity)))
+    heavy_layout = torque_driven(layout, inertia)
+    crank = heavy_layout.pulleys[heavy_layout.crank_index].name
+    heavy = response(heavy_layout, [800.0], Excitation(RunSettings(), crank, torque))
+    j = layout.crank_index
+    assert heavy.speeds[0].belt_torque[j] == pytest.approx(speed.speeds[0].belt_torque[j], rel=0.02)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["response", "--load-ripple", "nowhere:5"], "argument --load-ripple: 'nowhere:5': must be PULLEY:NM"),
+    (["response", "--load-ripple", "alternator1:-1"], "a torque amplitude > 0"),
+    (["response", "--load-ripple", "crank:5"], "speed-driven crank"),
+    (["response", "--rpm", "0:100:3"], "argument --rpm"),
+    (["response", "--plot", "x.gif"], "unknown figure format"),
+])
+def test_bad_response_options_are_usage_errors(argv, message, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == EXIT_USAGE
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_on_a_torque_driven_drive(tmp_path, capsys):
+    """A torque-driven crank (the built-in drive with crank_input = "torque" and 0.2 kg m^2):
+    modes runs with the arm stuck by default and lists the crank among its coordinates;
+    --arm-friction excited and a response without --load-ripple are usage errors naming why
+    (the crank's speed is an output); with the engine torque ripple the response runs."""
+    from importlib.resources import files
+
+    text = (files("belt_fmu") / "layouts" / "default.toml").read_text()
+    text = text.replace('crank_rotation = "ccw"', 'crank_rotation = "ccw"\ncrank_input = "torque"', 1)
+    text = text.replace("radius_m = 0.085", "radius_m = 0.085\ninertia_kgm2 = 0.2", 1)
+    layout = tmp_path / "torque.toml"
+    layout.write_text(text)
+    assert main(["modes", str(layout), "--count", "2"]) == 0
+    assert "tensioner arm friction stuck" in capsys.readouterr().out
+    assert main(["modes", str(layout), "--arm-friction", "excited"]) == EXIT_USAGE
+    assert "torque-driven" in capsys.readouterr().err
+    assert main(["response", str(layout), "--rpm", "800"]) == EXIT_USAGE
+    assert "--load-ripple" in capsys.readouterr().err
+    out = tmp_path / "r.csv"
+    assert main(["response", str(layout), "--rpm", "800", "--load-ripple", "crank:50", "--out", str(out)]) == 0
+    assert "tensioner peak" in capsys.readouterr().out and out.stat().st_size > 0
