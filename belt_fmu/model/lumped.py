@@ -41,7 +41,8 @@ no-slip kinematics of that paper:
   gross slip velocity, odd in it, capped by the effective coefficient ``mu / sin(phi/2)``
   (the poly-V wedge). Below the cap the belt creeps elastically; a load beyond it makes the
   pulley slip grossly. For the laws with velocity dependence (tanh, creep_polynomial and the
-  Stribeck curve of LuGre and GMS) mu_s is theirs; the bristle and Dahl laws are Coulomb in
+  Stribeck curve of LuGre and GMS) mu_s is theirs, the Stribeck curve taken at the speed the
+  belt creeps over the sliding arc (:func:`slip_coefficient`); the bristle and Dahl laws are Coulomb in
   steady sliding and are regularized like tanh with :data:`STICK_VELOCITY`;
 * **pulleys**: load torques (the water-pump input, the accessory tables) and bearing damping
   as in the discretized model (:func:`belt_fmu.model.drive.accelerate_pulleys`), the belt's
@@ -175,6 +176,8 @@ LUMPED_WORK_LAYOUT = (
                          "zero: the lumped model has no ports"),
     ("release_slope", "p", "scratch: dD_j/dT_j of pulley j's sliding arc at the start of the step [m/N]"),
     ("tension_start", "p", "scratch: span j's tension at the start of the step [N]"),
+    ("creep_speed", "p", "speed of the belt over pulley j's sliding arc, |q_j| |T_j - T_(j-1)| / EA, at the start of "
+                         "the step [m/s]"),
 )
 
 LumpedState = namedtuple("LumpedState", [name for name, _, _ in LUMPED_STATE_LAYOUT])
@@ -237,7 +240,7 @@ def unpack(y, work, so, wo, p):
                    _view(work, wo, 24), _view(work, wo, 25), _view(work, wo, 26), _view(work, wo, 27),
                    _view(work, wo, 28), _view(work, wo, 29), _pairs(work, wo, 30, p), _pairs(work, wo, 31, p),
                    _pairs(work, wo, 32, p), _view(work, wo, 33), _view(work, wo, 34), _view(work, wo, 35),
-                   _view(work, wo, 36))
+                   _view(work, wo, 36), _view(work, wo, 37))
     return s, w
 
 
@@ -374,9 +377,14 @@ def hub_force(p, w, j):
 
 # ------------------------------------------------------------------------------------ friction
 @njit(cache=True, inline="always")
-def slip_coefficient(law, mu, slip, belt_speed):
+def slip_coefficient(law, mu, slip, belt_speed, creep):
     """Friction coefficient mu_s at gross slip ``slip`` [m/s] (odd in it) and its derivative:
-    the law's steady velocity dependence (module docstring)."""
+    the law's steady velocity dependence (module docstring). The Stribeck laws (LuGre, GMS)
+    take their curve at the speed the belt slides over the pulley's sliding arc, the gross
+    slip plus the creep ``creep`` [m/s]: on that arc the belt's strain changes between its
+    spans' while it runs on, at |v| |T_t - T_s| / EA relative to the pulley [Firbank 1970],
+    already beyond the Stribeck velocity in a loaded drive, so that the arc holds the
+    kinetic coefficient, not the static one, as the discretized belt's nodes find."""
     v = abs(slip)
     sign = 1.0 if slip >= 0.0 else -1.0
     if law.law == LAW_TANH or law.law == LAW_CREEP_POLYNOMIAL:
@@ -386,7 +394,7 @@ def slip_coefficient(law, mu, slip, belt_speed):
     th = tanh(v / vt)
     dth = (1.0 - th * th) / vt
     if law.law == LAW_LUGRE or law.law == LAW_GMS:
-        g, dg = stribeck_with_slope(law, mu, v)
+        g, dg = stribeck_with_slope(law, mu, v + creep)
         extra = law.lugre_viscous * slip if law.law == LAW_LUGRE else 0.0
         return sign * g * th + extra, dg * th + g * dth + (law.lugre_viscous if law.law == LAW_LUGRE else 0.0)
     return sign * mu * th, mu * dth
@@ -475,6 +483,7 @@ def predict_belt(p, lb, s, w, dt):
         s.content[j] += release - s.release[j]
         s.release[j] = release
         w.tension_start[j] = w.tension[j]
+        w.creep_speed[j] = abs(s.flow[j]) * abs(w.tension[j] - w.tension[i]) / ea
     per_content = 1.0 / (th * dt)  # a content change D - D0 acts as a flow (D - D0) / (theta dt)
     for j in range(n):
         g = w.spring_length[j]
@@ -684,7 +693,7 @@ def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
         stretch = w.spring_length[i] / s.content[i]  # 1 + eps_(j-1)
         speed = s.flow[j] * stretch
         slip = speed - pulley.radius * w.free_speed[j] - gain * (w.tension[j] - w.tension[i])
-        mu, dmu = slip_coefficient(law, pulley.effective_mu, slip, speed)
+        mu, dmu = slip_coefficient(law, pulley.effective_mu, slip, speed, w.creep_speed[j])
         e = np.exp(0.5 * w.wrap[j] * mu)
         w.slip_slope[j] = w.wrap[j] * dmu
         b[j] = t_in * e - t_out / e
@@ -778,14 +787,15 @@ def keep_slips(p, s, w, dt, dpsi):
 
 
 @njit(cache=True)
-def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, speed, gain, guess):
+def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, speed, gain, creep, guess):
     """Flow q [m/s] onto one pulley solving its end-of-step capstan equation with its
     neighbours' flows and the arm held (:func:`relax_step`):
 
         (T_out(q) - c) exp(-h/2) - (T_in(q) - c) exp(h/2) = 0,   h = theta mu_s(v_slip(q)),
 
     ``T_out = t_out0 - a_out q``, ``T_in = t_in0 + a_in q``, the gross slip
-    ``v_slip = q stretch - r speed - gain (T_out - T_in)``. The residual decreases in q:
+    ``v_slip = q stretch - r speed - gain (T_out - T_in)``, ``creep`` the sliding arc's
+    (:func:`slip_coefficient`). The residual decreases in q:
     Newton's method from ``guess``, kept inside the bracket of the points evaluated (widening
     it until the root is enclosed)."""
     dv = stretch + gain * (a_out + a_in)  # d v_slip / d q
@@ -797,7 +807,7 @@ def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, spee
         t_out = t_out0 - a_out * x
         t_in = t_in0 + a_in * x
         v = x * stretch - r * speed - gain * (t_out - t_in)
-        m, dm = slip_coefficient(law, mu, v, x * stretch)
+        m, dm = slip_coefficient(law, mu, v, x * stretch, creep)
         e = np.exp(0.5 * theta * m)
         residual = (t_out - c) / e - (t_in - c) * e
         slope = -a_out / e - a_in * e - 0.5 * theta * dm * dv * ((t_out - c) / e + (t_in - c) * e)
@@ -848,7 +858,7 @@ def relax_step(p, s, w, dt, psi0, rate0, moment0):
             t_in0 = w.predicted[i] + w.coupling[i] * dpsi - w.compliance[i] * s.flow[i]
             q = capstan_flow(law, pulley.effective_mu, w.wrap[j], pulley.radius, w.compliance[j], w.compliance[i],
                              t_out0, t_in0, w.centrifugal[i], w.spring_length[i] / s.content[i], w.free_speed[j],
-                             gain, s.flow[j])
+                             gain, w.creep_speed[j], s.flow[j])
             change = max(change, abs(q - s.flow[j]))
             s.flow[j] = q
         if t >= 0:
