@@ -151,6 +151,25 @@ def test_the_native_host_process_ends_cleanly_every_time(host, unpacked):
         assert run.returncode == 0, (k, run.stdout, run.stderr)
 
 
+def test_a_state_the_fmu_never_handed_out_or_freed_is_an_error_not_a_crash(host, unpacked):
+    """fmi2SetFMUstate, fmi2SerializedFMUstateSize, fmi2SerializeFMUstate and fmi2FreeFMUstate
+    given a pointer the FMU never handed out (256 zero bytes) and one it handed out and then
+    freed: fmi2Error each time with a message naming the call, the host does not crash (it
+    used to: SIGSEGV at the first call) and the instance steps on with every call fmi2OK."""
+    folder, guid, outputs = unpacked
+    run = run_host(host, folder, guid, "--foreign-states", "--logging", "--steps", "5", "--out",
+                   str(outputs["crank_torque"]))
+    assert run.returncode == 0 and "status OK" in run.stdout, (run.returncode, run.stdout, run.stderr)
+    calls = ("fmi2SetFMUstate", "fmi2SerializedFMUstateSize", "fmi2SerializeFMUstate", "fmi2FreeFMUstate")
+    statuses = {tuple(line.split()[1:3]): line.split()[3] for line in run.stdout.splitlines()
+                if line.startswith("foreign ")}
+    assert statuses == {(which, call): "Error" for which in ("never-handed-out", "freed") for call in calls}
+    for call in calls:
+        assert f"{call}: the state 0x" in run.stderr
+    assert run.stderr.count("was not handed out by this instance (fmi2GetFMUstate or fmi2DeSerializeFMUstate) "
+                            "or was freed already; nothing was done") == 8
+
+
 @pytest.fixture
 def without_python(unpacked, tmp_path):
     """A copy of the FMU whose recorded interpreter does not exist, and a PATH without Python."""

@@ -28,7 +28,10 @@
  * 3. Robustness. A NULL component is refused; after PythonFMU reported fmi2Fatal (the Python
  *    side is gone) every call returns fmi2Error and fmi2FreeInstance does not touch it.
  *    fmi2GetRealStatus(fmi2LastSuccessfulTime) and fmi2GetBooleanStatus(fmi2Terminated) are
- *    answered here. Before the process exits (or this library is unloaded), PythonFMU's
+ *    answered here. Each instance lists the states it handed out (fmi2GetFMUstate,
+ *    fmi2DeSerializeFMUstate) until the host frees them: a state it never handed out, or freed,
+ *    is refused with fmi2Error (PythonFMU would take it for a Python object and crash), and
+ *    states left at fmi2FreeInstance are freed with it. Before the process exits (or this library is unloaded), PythonFMU's
  *    interpreter handle is released, so its own exit-time destructors have nothing left to
  *    use after free.
  * 4. Speed. Each host thread that calls the FMU keeps one Python thread state, so calls do
@@ -240,6 +243,8 @@ typedef struct {
     char *copy;                    /* the arrays a fast step changes, as they were before it */
     size_t copy_size;
     int fast_announced;            /* the first fast step was logged */
+    fmi2FMUstate *states;          /* the states this instance handed out and the host has not freed */
+    size_t n_states, states_size;
 } Instance;
 
 static fmi2Status worse(fmi2Status a, fmi2Status b) { return a > b ? a : b; }
@@ -736,6 +741,46 @@ static int fast_do_step(Instance *inst, double t, double h) {
     return 1;
 }
 
+/* ---------------------------------------------------------------- states */
+/* The states an instance handed out (fmi2GetFMUstate, fmi2DeSerializeFMUstate) and the host
+   has not freed. PythonFMU takes a state for a Python object: a pointer it never made, or one
+   already freed, would crash the host, so every call that takes a state checks it here first. */
+static int state_index(const Instance *inst, fmi2FMUstate state) {
+    for (size_t i = 0; i < inst->n_states; i++)
+        if (inst->states[i] == state) return (int)i;
+    return -1;
+}
+
+static int remember_state(Instance *inst, fmi2FMUstate state) {
+    if (inst->n_states == inst->states_size) {
+        size_t size = inst->states_size ? 2 * inst->states_size : 8;
+        fmi2FMUstate *states = realloc(inst->states, size * sizeof *states);
+        if (!states) return 0;
+        inst->states = states;
+        inst->states_size = size;
+    }
+    inst->states[inst->n_states++] = state;
+    return 1;
+}
+
+static void forget_state(Instance *inst, int index) { inst->states[index] = inst->states[--inst->n_states]; }
+
+/* 1 if `state` is one this instance handed out and has not freed; else an error is logged. */
+static int known_state(Instance *inst, const char *call, fmi2FMUstate state) {
+    if (state && state_index(inst, state) >= 0) return 1;
+    report(inst, fmi2Error, state ? "%s: the state %p was not handed out by this instance (fmi2GetFMUstate or "
+                                    "fmi2DeSerializeFMUstate) or was freed already; nothing was done"
+                                  : "%s: the state is NULL",
+           call, (void *)state);
+    return 0;
+}
+
+/* A state PythonFMU made that the host cannot have: freed here (PythonFMU's fmi2FreeFMUstate). */
+static void release_state(Instance *inst, fmi2FMUstate state) {
+    pin_thread();
+    inner.FreeFMUstate(inst->inner, &state);
+}
+
 /* ---------------------------------------------------------------- the FMI 2.0 functions */
 EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
 EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
@@ -845,9 +890,12 @@ EXPORT void fmi2FreeInstance(fmi2Component c) {
     drop_block(inst);
     free(inst->copy);
     if (!inst->broken) {
+        /* states the host did not free go with the instance (FMI 2.0: it frees all its memory) */
+        for (size_t i = 0; i < inst->n_states; i++) release_state(inst, inst->states[i]);
         pin_thread();
         inner.FreeInstance(inst->inner);
     }
+    free(inst->states);
     for (size_t i = 0; i < inst->n_categories; i++) free(inst->categories[i]);
     free(inst->categories);
     free(inst->name);
@@ -925,30 +973,60 @@ EXPORT fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], 
     FORWARD(c, SetString(INNER, vr, n, value));
 }
 
-EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) { FORWARD(c, GetFMUstate(INNER, state)); }
-EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
-    if (c && !state) {
-        report((Instance *)c, fmi2Error, "fmi2SetFMUstate: the state is NULL");
+EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) {
+    Instance *inst = (Instance *)c;
+    if (!inst) return fmi2Error;
+    if (!state) {
+        report(inst, fmi2Error, "fmi2GetFMUstate: the pointer to the state is NULL");
         return fmi2Error;
     }
+    /* a non-NULL *state must be a state of ours, which the new one replaces (FMI 2.0, 2.1.8) */
+    fmi2FMUstate old = *state;
+    if (old && !known_state(inst, "fmi2GetFMUstate", old)) return fmi2Error;
+    if (inst->broken) {
+        report(inst, fmi2Error, "fmi2GetFMUstate refused: the instance failed fatally before");
+        return fmi2Error;
+    }
+    pin_thread();
+    inst->worst = fmi2OK;
+    fmi2FMUstate made = NULL;
+    fmi2Status status = inner.GetFMUstate(inst->inner, &made);
+    if (status == fmi2Fatal) inst->broken = 1;
+    status = worse(status, inst->worst);
+    if (status > fmi2Warning) return status;
+    if (!made) {
+        report(inst, fmi2Error, "fmi2GetFMUstate: the slave gave no state");
+        return fmi2Error;
+    }
+    if (!remember_state(inst, made)) {
+        release_state(inst, made);
+        report(inst, fmi2Error, "fmi2GetFMUstate: out of memory");
+        return fmi2Error;
+    }
+    if (old) {
+        forget_state(inst, state_index(inst, old));
+        release_state(inst, old);
+    }
+    *state = made;
+    return status;
+}
+EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
+    if (c && !known_state((Instance *)c, "fmi2SetFMUstate", state)) return fmi2Error;
     FORWARD(c, SetFMUstate(INNER, state));
 }
 EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
-    if (c && (!state || !*state)) return fmi2OK; /* nothing to free */
+    Instance *inst = (Instance *)c;
+    if (inst && (!state || !*state)) return fmi2OK; /* nothing to free */
+    if (inst && !known_state(inst, "fmi2FreeFMUstate", *state)) return fmi2Error;
+    if (inst) forget_state(inst, state_index(inst, *state));
     FORWARD(c, FreeFMUstate(INNER, state));
 }
 EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t *size) {
-    if (c && !state) {
-        report((Instance *)c, fmi2Error, "fmi2SerializedFMUstateSize: the state is NULL");
-        return fmi2Error;
-    }
+    if (c && !known_state((Instance *)c, "fmi2SerializedFMUstateSize", state)) return fmi2Error;
     FORWARD(c, SerializedFMUstateSize(INNER, state, size));
 }
 EXPORT fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte bytes[], size_t size) {
-    if (c && !state) {
-        report((Instance *)c, fmi2Error, "fmi2SerializeFMUstate: the state is NULL");
-        return fmi2Error;
-    }
+    if (c && !known_state((Instance *)c, "fmi2SerializeFMUstate", state)) return fmi2Error;
     FORWARD(c, SerializeFMUstate(INNER, state, bytes, size));
 }
 
@@ -991,6 +1069,12 @@ EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[
             *state = NULL;
             report(inst, fmi2Error, "fmi2DeSerializeFMUstate: %s", problem);
             free(problem);
+            return fmi2Error;
+        }
+        if (!remember_state(inst, *state)) {
+            release_state(inst, *state);
+            *state = NULL;
+            report(inst, fmi2Error, "fmi2DeSerializeFMUstate: out of memory");
             return fmi2Error;
         }
     }
