@@ -100,6 +100,12 @@ def test_nan_input_in_initialization_mode_is_refused_and_initialization_succeeds
     ("friction_law", "bogus", "friction_law = 'bogus' must be one of 'creep_polynomial'"),
     ("belt_pretension", -1.0, "belt_pretension = -1.0 must be > 0 (layout belt.pretension_N)"),
     ("belt_pretension", math.nan, "belt_pretension = nan must be a finite number > 0"),
+    ("friction_mu", 1e30, "friction_mu = 1e+30 must be in (0, 5] (layout friction.mu)"),
+    ("tensioner_spring_rate", 1e-9,
+     "tensioner_spring_rate = 1e-09 must be in [0.1, 100000] (layout tensioner.spring_rate_Nm_per_rad)"),
+    ("tensioner_preload", 1e30, "tensioner_preload = 1e+30 must be in (0, 1000] (layout tensioner.preload_Nm)"),
+    ("tensioner_friction_torque", 1e30,
+     "tensioner_friction_torque = 1e+30 must be in [0, 1000] (layout tensioner.friction_torque_Nm)"),
 ])
 def test_bad_parameter_is_refused_when_set(fresh, name, value, message):
     """Refused at once, naming the value, the parameter, its layout field and what is
