@@ -212,6 +212,26 @@ def test_belt_fmu_python_names_the_interpreter(host, without_python):
 
 
 @pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no /usr/bin/python3 to try")
+def test_a_belt_fmu_python_passed_over_is_said_in_the_hosts_log(host, unpacked):
+    """BELT_FMU_PYTHON naming a Python without numba, the recorded interpreter suitable: the
+    FMU runs in the recorded one, and a warning through the host's logger (logging off: warnings
+    still reach it) names the Python passed over and what it lacks (it used to be passed over
+    in silence)."""
+    check = subprocess.run(["/usr/bin/python3", "-E", "-c", "import numba"], capture_output=True)
+    if check.returncode == 0:
+        pytest.skip("/usr/bin/python3 has numba")
+    folder, guid, _ = unpacked
+    run = run_host(host, folder, guid, "--steps", "5", env=bare_environment(BELT_FMU_PYTHON="/usr/bin/python3"))
+    assert run.returncode == 0 and "status OK" in run.stdout, run.stdout + run.stderr
+    warning = next((line for line in run.stderr.splitlines() if line.startswith("[Warning] host logStatusWarning: "
+                                                                              "the FMU runs in ")), None)
+    assert warning == (f"[Warning] host logStatusWarning: the FMU runs in the interpreter recorded when the FMU was "
+                       f"built = {sys.executable} (Python {sys.version.split()[0]}); before it:"), run.stderr
+    assert "\n  $BELT_FMU_PYTHON = /usr/bin/python3: Python 3." in run.stderr
+    assert "lacks numba" in run.stderr or "lacks numpy numba" in run.stderr
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no /usr/bin/python3 to try")
 def test_a_python_without_the_packages_is_named_with_what_it_lacks(host, without_python):
     check = subprocess.run(["/usr/bin/python3", "-E", "-c", "import numba"], capture_output=True)
     if check.returncode == 0:

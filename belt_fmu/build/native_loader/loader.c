@@ -10,7 +10,8 @@
  *      $BELT_FMU_PYTHON, the interpreter recorded at build time (resources/native.cfg),
  *      python3 and python on $PATH
  *    is chosen: each is asked (a short subprocess) for its version, its shared libpython and
- *    whether it has the packages the FMU needs. The chosen libpython is loaded (RTLD_GLOBAL)
+ *    whether it has the packages the FMU needs; when one before the chosen one was passed
+ *    over (a BELT_FMU_PYTHON without numba), a warning to the host's logger says which and why. The chosen libpython is loaded (RTLD_GLOBAL)
  *    and initialized with that interpreter as program name (so a virtual environment's
  *    site-packages are used), without signal handlers and ignoring PYTHON* environment
  *    variables. The interpreter lives until the process ends: it is never finalized,
@@ -509,8 +510,13 @@ static const char *start_python(const Probe *p, char *why, size_t why_size) {
     return NULL;
 }
 
-/* Find and start a Python, or use the one running; NULL on success, else a message. */
-static const char *ensure_python(const Settings *s, const char *resources, char *message, size_t size) {
+/* Find and start a Python, or use the one running; NULL on success, else a message. On
+   success `passed_over` says which candidates before the chosen one were not suitable and why
+   (empty if none), for the host's log: a BELT_FMU_PYTHON that lacks a package must not be
+   passed over in silence. */
+static const char *ensure_python(const Settings *s, const char *resources, char *message, size_t size,
+                                 char *passed_over, size_t passed_size) {
+    passed_over[0] = 0;
     if (resolve_python(RTLD_DEFAULT) && py.IsInitialized()) return NULL; /* a Python host, or loaded before */
 
     Trail trail = {{0}, 0};
@@ -533,6 +539,7 @@ static const char *ensure_python(const Settings *s, const char *resources, char 
         if (on_path(names[k], candidates[n].path, sizeof candidates[0].path) != 0) candidates[n].path[0] = 0;
         n++;
     }
+    int refused = 0; /* candidates that were there but not suitable */
     for (int k = 0; k < n; k++) {
         char why[1024];
         Probe p;
@@ -543,10 +550,17 @@ static const char *ensure_python(const Settings *s, const char *resources, char 
         if (probe(candidates[k].path, script, packages, &p, why, sizeof why) != 0 ||
             !suitable(&p, candidates[k].path, why, sizeof why)) {
             trail_add(&trail, "\n  %s = %s: %s", candidates[k].what, candidates[k].path, why);
+            refused++;
             continue;
         }
-        if (!start_python(&p, why, sizeof why)) return NULL;
+        if (!start_python(&p, why, sizeof why)) {
+            if (refused)
+                snprintf(passed_over, passed_size, "the FMU runs in %s = %s (Python %s); before it:%s",
+                         candidates[k].what, candidates[k].path, p.version, trail.text);
+            return NULL;
+        }
         trail_add(&trail, "\n  %s = %s: %s", candidates[k].what, candidates[k].path, why);
+        refused++;
     }
     snprintf(message, size,
              "no Python this FMU can run in was found. It needs Python >= 3.10 with a shared libpython and "
@@ -818,7 +832,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
     if (functions) inst->host = *functions;
     inst->name = strdup(name ? name : "");
     inst->logging_on = logging_on;
-    char message[12288];
+    char message[12288], passed_over[12288] = "";
     const char *failure = NULL;
     char *resources = resources_path(resource_uri);
     Settings settings;
@@ -832,7 +846,8 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
     } else {
         pthread_mutex_lock(&setup_lock);
         if (!ready) {
-            failure = ensure_python(&settings, resources ? resources : ".", message, sizeof message);
+            failure = ensure_python(&settings, resources ? resources : ".", message, sizeof message, passed_over,
+                                    sizeof passed_over);
             if (!failure) failure = load_pythonfmu(message, sizeof message);
             if (!failure) {
                 ready = 1;
@@ -848,6 +863,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
         free(inst);
         return NULL;
     }
+    if (passed_over[0]) emit(&inst->host, inst->name, logging_on, 0, fmi2Warning, "logStatusWarning", passed_over);
     pin_thread();
     inst->own.logger = inner_logger;
     inst->own.allocateMemory = inst->host.allocateMemory ? inst->host.allocateMemory : calloc;
