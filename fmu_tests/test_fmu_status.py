@@ -50,6 +50,24 @@ def vr(instance, name):
     return instance.variables[name].valueReference
 
 
+def test_reading_every_real_variable_at_once_gives_inputs_parameters_and_outputs(started):
+    """What a host recording every variable reads at every step (libcosim's observers): one
+    fmi2GetReal of all Real variables gives the inputs as set, the parameters' start values
+    from the layout and the outputs as read alone."""
+    from belt_fmu.slave import PARAMETERS
+
+    started.step(STEP)
+    reals = [v.name for v in started.description.modelVariables if v.type == "Real"]
+    values = dict(zip(reals, started.get(reals)))
+    assert values["crank_speed"] == CRANK and values["water_pump_torque"] == PUMP
+    for p in PARAMETERS:
+        if p.name in values:
+            assert values[p.name] == started.layout_data[p.table][p.key], p.name
+    outputs = started.names("output")
+    assert [values[name] for name in outputs] == started.get(outputs)
+    assert not errors(started)
+
+
 def test_unknown_value_reference_is_an_error_every_time(started):
     """Repeated bad calls used to kill the host (PythonFMU freed the raising slave twice)."""
     for _ in range(10):
