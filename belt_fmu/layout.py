@@ -27,6 +27,7 @@ from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .model.inputs import CRANK_SPEED_RANGE
 from .model.layout_checks import geometry_problems
 
 try:
@@ -75,6 +76,12 @@ MAX_COORDINATE_M = 10.0  # |x|, |y| of centres and the pivot [m]
 MAX_RADIUS_M = 2.0  # pulley radius [m]
 MAX_THICKNESS_M = 0.05  # belt height [m]
 MAX_MASS_PER_LENGTH = 10.0  # [kg/m] (a 6PK belt: 0.1 kg/m; the heaviest flat power belts: ~2 kg/m)
+#: Magnitudes of the values a host may set as FMU parameters (belt_fmu.slave.PARAMETERS), wide
+#: in the same sense: dry rubber on steel reaches a friction coefficient of about 1.5; tensioner
+#: springs of accessory drives have 10-200 N m/rad and their torques stay below 100 N m.
+MAX_FRICTION_COEFFICIENT = 5.0
+SPRING_RATE_RANGE_NM_PER_RAD = (0.1, 1.0e5)
+MAX_TENSIONER_TORQUE_NM = 1.0e3
 #: elements the model accepts at most: the cost of a step grows with them (the default
 #: drive's 150 run faster than real time; 2000 take ~15 times longer per step, and the step
 #: shrinks with the element length, see belt_fmu.model.layout_checks.MIN_TIME_STEP)
@@ -253,6 +260,9 @@ def _key(rule, default: Any = MISSING):
 FINITE = _Real()
 POSITIVE = _Real(gt=0.0)
 NON_NEGATIVE = _Real(ge=0.0)
+FRICTION_COEFFICIENT = _Real(gt=0.0, le=MAX_FRICTION_COEFFICIENT)
+TENSIONER_TORQUE = _Real(ge=0.0, le=MAX_TENSIONER_TORQUE_NM)
+SPRING_RATE = _Real(ge=SPRING_RATE_RANGE_NM_PER_RAD[0], le=SPRING_RATE_RANGE_NM_PER_RAD[1])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,7 +280,8 @@ class Drive:
     crank_rotation: str = _key(_Choice(("ccw", "cw")), "ccw")  # crankshaft sense in the drawing
     headline_pulley: str | None = _key(_Name(), None)  # None: see Layout.headline_pulley_name
     crank_input: str = _key(_Choice(CRANK_INPUTS), "speed")  # crank speed or engine torque is the input
-    initial_crank_speed_rad_per_s: float = _key(NON_NEGATIVE, 0.0)  # torque-driven crank's start speed
+    # torque-driven crank's start speed, within the crank speed input's range
+    initial_crank_speed_rad_per_s: float = _key(_Real(ge=CRANK_SPEED_RANGE[0], le=CRANK_SPEED_RANGE[1]), 0.0)
     # gravity on the belt, in the drawing's frame; bounded at ten times the earth's
     gravity_m_per_s2: tuple[float, float] = _key(_Point(limit=100.0, unit="m/s2"), (0.0, 0.0))
     model: str = _key(_Choice(MODELS), "discretized")  # fidelity level: which model runs the drive
@@ -309,8 +320,8 @@ class Friction:
     the name carries a unit)."""
 
     law: str = _key(_Choice(FRICTION_LAWS), "creep_polynomial")
-    mu: float = _key(POSITIVE)  # rubber-steel coefficient; ribbed side uses mu / sin(phi/2)
-    back_side_mu: float | None = _key(POSITIVE, None)  # flat back on a smooth pulley; None: mu
+    mu: float = _key(FRICTION_COEFFICIENT)  # rubber-steel coefficient; ribbed side uses mu / sin(phi/2)
+    back_side_mu: float | None = _key(FRICTION_COEFFICIENT, None)  # flat back on a smooth pulley; None: mu
     slip_peak: float = _key(POSITIVE, 0.01)  # creep_polynomial s1
     slip_saturation: float = _key(POSITIVE, 0.05)  # creep_polynomial s2 > s1
     saturation_ratio: float = _key(_Real(gt=0.0, le=1.0), 1.0)  # mu(s2) / mu(s1)
@@ -363,11 +374,11 @@ class Tensioner:
 
     pivot_m: tuple[float, float] = _key(_Point())  # arm pivot [m]
     arm_inertia_kgm2: float = _key(POSITIVE)  # arm + pulley about the pivot [kg m^2]
-    spring_rate_Nm_per_rad: float = _key(POSITIVE)  # torsional spring rate k
-    preload_Nm: float | None = _key(POSITIVE, None)  # None: computed from the belt pretension
+    spring_rate_Nm_per_rad: float = _key(SPRING_RATE)  # torsional spring rate k
+    preload_Nm: float | None = _key(_Real(gt=0.0, le=MAX_TENSIONER_TORQUE_NM), None)  # None: from the pretension
     damping_Nms_per_rad: float = _key(NON_NEGATIVE, 0.0)  # viscous damping
-    friction_torque_Nm: float = _key(NON_NEGATIVE, 0.0)  # Coulomb torque, arm moving off the belt
-    friction_torque_return_Nm: float | None = _key(NON_NEGATIVE, None)  # arm moving toward the belt
+    friction_torque_Nm: float = _key(TENSIONER_TORQUE, 0.0)  # Coulomb torque, arm moving off the belt
+    friction_torque_return_Nm: float | None = _key(TENSIONER_TORQUE, None)  # arm moving toward the belt
     friction_velocity_threshold_rad_per_s: float = _key(POSITIVE, 1.0e-3)  # Coulomb regularization
     stop_min_rad: float = _key(_Real(lt=0.0), -0.35)  # end stop, below the installed angle
     stop_max_rad: float = _key(_Real(gt=0.0), 0.35)  # end stop, above the installed angle

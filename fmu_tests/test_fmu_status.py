@@ -50,6 +50,24 @@ def vr(instance, name):
     return instance.variables[name].valueReference
 
 
+def test_reading_every_real_variable_at_once_gives_inputs_parameters_and_outputs(started):
+    """What a host recording every variable reads at every step (libcosim's observers): one
+    fmi2GetReal of all Real variables gives the inputs as set, the parameters' start values
+    from the layout and the outputs as read alone."""
+    from belt_fmu.slave import PARAMETERS
+
+    started.step(STEP)
+    reals = [v.name for v in started.description.modelVariables if v.type == "Real"]
+    values = dict(zip(reals, started.get(reals)))
+    assert values["crank_speed"] == CRANK and values["water_pump_torque"] == PUMP
+    for p in PARAMETERS:
+        if p.name in values:
+            assert values[p.name] == started.layout_data[p.table][p.key], p.name
+    outputs = started.names("output")
+    assert [values[name] for name in outputs] == started.get(outputs)
+    assert not errors(started)
+
+
 def test_unknown_value_reference_is_an_error_every_time(started):
     """Repeated bad calls used to kill the host (PythonFMU freed the raising slave twice)."""
     for _ in range(10):
@@ -100,6 +118,12 @@ def test_nan_input_in_initialization_mode_is_refused_and_initialization_succeeds
     ("friction_law", "bogus", "friction_law = 'bogus' must be one of 'creep_polynomial'"),
     ("belt_pretension", -1.0, "belt_pretension = -1.0 must be > 0 (layout belt.pretension_N)"),
     ("belt_pretension", math.nan, "belt_pretension = nan must be a finite number > 0"),
+    ("friction_mu", 1e30, "friction_mu = 1e+30 must be in (0, 5] (layout friction.mu)"),
+    ("tensioner_spring_rate", 1e-9,
+     "tensioner_spring_rate = 1e-09 must be in [0.1, 100000] (layout tensioner.spring_rate_Nm_per_rad)"),
+    ("tensioner_preload", 1e30, "tensioner_preload = 1e+30 must be in (0, 1000] (layout tensioner.preload_Nm)"),
+    ("tensioner_friction_torque", 1e30,
+     "tensioner_friction_torque = 1e+30 must be in [0, 1000] (layout tensioner.friction_torque_Nm)"),
 ])
 def test_bad_parameter_is_refused_when_set(fresh, name, value, message):
     """Refused at once, naming the value, the parameter, its layout field and what is

@@ -205,7 +205,7 @@ BAD_LAYOUTS = {
         [("[contact]", "[belts]\nfoo = 1\n\n[contact]")],
         ["belts: unknown table; did you mean 'belt'? allowed tables: drive, belt, contact"],
     ),
-    "nan": ([("mu = 0.5", "mu = nan")], ["friction.mu: nan must be a finite number > 0"]),
+    "nan": ([("mu = 0.5", "mu = nan")], ["friction.mu: nan must be a finite number in (0, 5]"]),
     "inf": (
         [("pretension_N = 400.0", "pretension_N = inf")],
         ["belt.pretension_N: inf must be a finite number > 0"],
@@ -218,7 +218,7 @@ BAD_LAYOUTS = {
         [("n_elements = 60", "n_elements = 6")],
         ["belt.n_elements: 6 must be an integer in [12, 2000]"],
     ),
-    "bool-for-number": ([("mu = 0.5", "mu = true")], ["friction.mu: True must be a number > 0"]),
+    "bool-for-number": ([("mu = 0.5", "mu = true")], ["friction.mu: True must be a number in (0, 5]"]),
     "string-for-number": (
         [("radius_m = 0.03\n", 'radius_m = "0.03"\n')],
         ["pulleys[1].radius_m: '0.03' must be a number in (0, 2]"],

@@ -151,6 +151,25 @@ def test_the_native_host_process_ends_cleanly_every_time(host, unpacked):
         assert run.returncode == 0, (k, run.stdout, run.stderr)
 
 
+def test_a_state_the_fmu_never_handed_out_or_freed_is_an_error_not_a_crash(host, unpacked):
+    """fmi2SetFMUstate, fmi2SerializedFMUstateSize, fmi2SerializeFMUstate and fmi2FreeFMUstate
+    given a pointer the FMU never handed out (256 zero bytes) and one it handed out and then
+    freed: fmi2Error each time with a message naming the call, the host does not crash (it
+    used to: SIGSEGV at the first call) and the instance steps on with every call fmi2OK."""
+    folder, guid, outputs = unpacked
+    run = run_host(host, folder, guid, "--foreign-states", "--logging", "--steps", "5", "--out",
+                   str(outputs["crank_torque"]))
+    assert run.returncode == 0 and "status OK" in run.stdout, (run.returncode, run.stdout, run.stderr)
+    calls = ("fmi2SetFMUstate", "fmi2SerializedFMUstateSize", "fmi2SerializeFMUstate", "fmi2FreeFMUstate")
+    statuses = {tuple(line.split()[1:3]): line.split()[3] for line in run.stdout.splitlines()
+                if line.startswith("foreign ")}
+    assert statuses == {(which, call): "Error" for which in ("never-handed-out", "freed") for call in calls}
+    for call in calls:
+        assert f"{call}: the state 0x" in run.stderr
+    assert run.stderr.count("was not handed out by this instance (fmi2GetFMUstate or fmi2DeSerializeFMUstate) "
+                            "or was freed already; nothing was done") == 8
+
+
 @pytest.fixture
 def without_python(unpacked, tmp_path):
     """A copy of the FMU whose recorded interpreter does not exist, and a PATH without Python."""
@@ -190,6 +209,26 @@ def test_belt_fmu_python_names_the_interpreter(host, without_python):
     folder, guid, env = without_python
     run = run_host(host, folder, guid, "--steps", "5", env={**env, "BELT_FMU_PYTHON": sys.executable})
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no /usr/bin/python3 to try")
+def test_a_belt_fmu_python_passed_over_is_said_in_the_hosts_log(host, unpacked):
+    """BELT_FMU_PYTHON naming a Python without numba, the recorded interpreter suitable: the
+    FMU runs in the recorded one, and a warning through the host's logger (logging off: warnings
+    still reach it) names the Python passed over and what it lacks (it used to be passed over
+    in silence)."""
+    check = subprocess.run(["/usr/bin/python3", "-E", "-c", "import numba"], capture_output=True)
+    if check.returncode == 0:
+        pytest.skip("/usr/bin/python3 has numba")
+    folder, guid, _ = unpacked
+    run = run_host(host, folder, guid, "--steps", "5", env=bare_environment(BELT_FMU_PYTHON="/usr/bin/python3"))
+    assert run.returncode == 0 and "status OK" in run.stdout, run.stdout + run.stderr
+    warning = next((line for line in run.stderr.splitlines() if line.startswith("[Warning] host logStatusWarning: "
+                                                                              "the FMU runs in ")), None)
+    assert warning == (f"[Warning] host logStatusWarning: the FMU runs in the interpreter recorded when the FMU was "
+                       f"built = {sys.executable} (Python {sys.version.split()[0]}); before it:"), run.stderr
+    assert "\n  $BELT_FMU_PYTHON = /usr/bin/python3: Python 3." in run.stderr
+    assert "lacks numba" in run.stderr or "lacks numpy numba" in run.stderr
 
 
 @pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="no /usr/bin/python3 to try")

@@ -30,7 +30,7 @@ import zipfile
 from pathlib import Path
 
 from .. import __version__, kernel_cache
-from ..layout import Layout, load_layout
+from ..layout import Layout, field_bounds, load_layout
 from ..model.inputs import input_specs
 from ..slave import INPUTS_RESOURCE, LAYOUT_RESOURCE, PARAMETERS, fmu_outputs
 from . import model_description, native
@@ -157,8 +157,8 @@ def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
     ranges = {spec.name: (spec.low, spec.high) for spec in inputs}
     for p in PARAMETERS:
         if p.kind is float:  # the layout rule's bounds (an open bound is given as closed: FMI has no other)
-            ranges[p.name] = (p.rule.gt if p.rule.gt is not None else p.rule.ge,
-                              p.rule.lt if p.rule.lt is not None else p.rule.le)
+            bounds = field_bounds(p.table, p.key)
+            ranges[p.name] = (bounds.low, bounds.high)
     description = f"{layout.drive.name}: belt-drive dynamics from belt_fmu {__version__}"
     with zipfile.ZipFile(packed) as src, zipfile.ZipFile(final, "w", zipfile.ZIP_DEFLATED) as dst:
         for item in src.infolist():

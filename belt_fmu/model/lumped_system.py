@@ -221,15 +221,20 @@ class LumpedDrive:
             self.evaluate_outputs()
 
     def _bind(self) -> None:
-        """Resolve the compiled :func:`belt_fmu.model.lumped.run` for these argument types
-        once (:func:`belt_fmu.model.system.compiled_entry`): through the dispatcher, typing
-        the 11 arguments (the records) takes about 9 us per call, longer than a 1 ms
-        communication step of this model takes."""
+        """Resolve the compiled :func:`belt_fmu.model.lumped.run` and
+        :func:`~belt_fmu.model.lumped.report` for these argument types once
+        (:func:`belt_fmu.model.system.compiled_entry`): through the dispatcher, typing the
+        arguments takes about 9 us per call of run, longer than a 1 ms communication step of
+        this model takes, and numba types the parameters (a named tuple) in Python at every
+        call, which kept growing memory: about 14 kB per 1000 restored FMU states, each of
+        which reports the outputs (issue 38)."""
         self._run = compiled_entry(lumped.run, (self.y, self.work, self._so, self._wo, self.parameters, self.belt,
                                                 0, float(self.dt), 0.0, 0.0, self.output_values))
         self._run_samples = compiled_entry(lumped.run_samples, (
             self.y, self.work, self._so, self._wo, self.parameters, self.belt, 0, float(self.dt), np.zeros(1),
             np.zeros(1), np.zeros((1, self.output_values.size))))
+        self._report = compiled_entry(lumped.report, (self.y, self.work, self._so, self._wo, self.parameters,
+                                                      self.belt, self.output_values))
 
     def advance(self, interval: float, crank_speed: float, water_pump_torque: float = 0.0, **torques) -> None:
         """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
@@ -292,7 +297,7 @@ class LumpedDrive:
 
     def evaluate_outputs(self) -> np.ndarray:
         """Recompute :attr:`output_values` from the state."""
-        lumped.report(self.y, self.work, self._so, self._wo, self.parameters, self.belt, self.output_values)
+        self._report(self.y, self.work, self._so, self._wo, self.parameters, self.belt, self.output_values)
         return self.output_values
 
     # ------------------------------------------------------------------ state

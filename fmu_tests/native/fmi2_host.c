@@ -13,6 +13,10 @@
  *     --logging           loggingOn = true (default false)
  *     --dlclose           dlclose the binary before exiting
  *     --timing            print the wall time per step (inputs set, doStep, outputs read)
+ *     --foreign-states    after initialization, give fmi2SetFMUstate, fmi2SerializedFMUstateSize,
+ *                         fmi2SerializeFMUstate and fmi2FreeFMUstate a pointer the FMU never
+ *                         handed out and one it handed out and freed; print "foreign WHICH
+ *                         CALL STATUS" for each (these statuses are not checked for OK)
  *
  * Prints the last outputs as C99 hex floats (exact), "status OK" if every call returned
  * fmi2OK, and otherwise names the first call that did not. Exit status 0 when every call
@@ -92,7 +96,8 @@ int main(int argc, char **argv) {
     fmi2ValueReference string_vr[16];
     fmi2String string_value[16];
     int n_strings = 0;
-    int n_set = 0, n_out = 0, steps = 2000, state_at = -1, logging = 0, close_lib = 0, timing = 0, each = 0;
+    int n_set = 0, n_out = 0, steps = 2000, state_at = -1, logging = 0, close_lib = 0, timing = 0, each = 0,
+        foreign = 0;
     double h = 1e-4;
     for (int i = 4; i < argc; i++) {
         if (!strcmp(argv[i], "--set") && i + 1 < argc) {
@@ -115,6 +120,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--logging")) logging = 1;
         else if (!strcmp(argv[i], "--dlclose")) close_lib = 1;
         else if (!strcmp(argv[i], "--timing")) timing = 1;
+        else if (!strcmp(argv[i], "--foreign-states")) foreign = 1;
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -162,6 +168,28 @@ int main(int argc, char **argv) {
     if (n_set) check(set_real(c, set_vr, n_set, set_value), "fmi2SetReal");
     if (n_strings) check(set_string(c, string_vr, n_strings, string_value), "fmi2SetString");
     check(exit_init(c), "fmi2ExitInitializationMode");
+    if (foreign) {
+        static char never_handed_out[256]; /* zeros: no state, whatever the FMU takes a state for */
+        fmi2FMUstate freed = NULL;
+        check(get_state(c, &freed), "fmi2GetFMUstate");
+        fmi2FMUstate stale = freed;
+        check(free_state(c, &freed), "fmi2FreeFMUstate");
+        struct {
+            const char *which;
+            fmi2FMUstate state;
+        } cases[] = {{"never-handed-out", never_handed_out}, {"freed", stale}};
+        for (int k = 0; k < 2; k++) {
+            fmi2FMUstate state = cases[k].state;
+            size_t size = 0;
+            fmi2Byte bytes[64];
+            printf("foreign %s fmi2SetFMUstate %s\n", cases[k].which, STATUS[set_state(c, state)]);
+            printf("foreign %s fmi2SerializedFMUstateSize %s\n", cases[k].which, STATUS[state_size(c, state, &size)]);
+            printf("foreign %s fmi2SerializeFMUstate %s\n", cases[k].which,
+                   STATUS[serialize(c, state, bytes, sizeof bytes)]);
+            printf("foreign %s fmi2FreeFMUstate %s\n", cases[k].which, STATUS[free_state(c, &state)]);
+            fflush(stdout);
+        }
+    }
 
     double t = 0.0, wall = 0.0;
     fmi2FMUstate saved = NULL;

@@ -10,7 +10,8 @@
  *      $BELT_FMU_PYTHON, the interpreter recorded at build time (resources/native.cfg),
  *      python3 and python on $PATH
  *    is chosen: each is asked (a short subprocess) for its version, its shared libpython and
- *    whether it has the packages the FMU needs. The chosen libpython is loaded (RTLD_GLOBAL)
+ *    whether it has the packages the FMU needs; when one before the chosen one was passed
+ *    over (a BELT_FMU_PYTHON without numba), a warning to the host's logger says which and why. The chosen libpython is loaded (RTLD_GLOBAL)
  *    and initialized with that interpreter as program name (so a virtual environment's
  *    site-packages are used), without signal handlers and ignoring PYTHON* environment
  *    variables. The interpreter lives until the process ends: it is never finalized,
@@ -28,7 +29,10 @@
  * 3. Robustness. A NULL component is refused; after PythonFMU reported fmi2Fatal (the Python
  *    side is gone) every call returns fmi2Error and fmi2FreeInstance does not touch it.
  *    fmi2GetRealStatus(fmi2LastSuccessfulTime) and fmi2GetBooleanStatus(fmi2Terminated) are
- *    answered here. Before the process exits (or this library is unloaded), PythonFMU's
+ *    answered here. Each instance lists the states it handed out (fmi2GetFMUstate,
+ *    fmi2DeSerializeFMUstate) until the host frees them: a state it never handed out, or freed,
+ *    is refused with fmi2Error (PythonFMU would take it for a Python object and crash), and
+ *    states left at fmi2FreeInstance are freed with it. Before the process exits (or this library is unloaded), PythonFMU's
  *    interpreter handle is released, so its own exit-time destructors have nothing left to
  *    use after free.
  * 4. Speed. Each host thread that calls the FMU keeps one Python thread state, so calls do
@@ -240,6 +244,8 @@ typedef struct {
     char *copy;                    /* the arrays a fast step changes, as they were before it */
     size_t copy_size;
     int fast_announced;            /* the first fast step was logged */
+    fmi2FMUstate *states;          /* the states this instance handed out and the host has not freed */
+    size_t n_states, states_size;
 } Instance;
 
 static fmi2Status worse(fmi2Status a, fmi2Status b) { return a > b ? a : b; }
@@ -504,8 +510,13 @@ static const char *start_python(const Probe *p, char *why, size_t why_size) {
     return NULL;
 }
 
-/* Find and start a Python, or use the one running; NULL on success, else a message. */
-static const char *ensure_python(const Settings *s, const char *resources, char *message, size_t size) {
+/* Find and start a Python, or use the one running; NULL on success, else a message. On
+   success `passed_over` says which candidates before the chosen one were not suitable and why
+   (empty if none), for the host's log: a BELT_FMU_PYTHON that lacks a package must not be
+   passed over in silence. */
+static const char *ensure_python(const Settings *s, const char *resources, char *message, size_t size,
+                                 char *passed_over, size_t passed_size) {
+    passed_over[0] = 0;
     if (resolve_python(RTLD_DEFAULT) && py.IsInitialized()) return NULL; /* a Python host, or loaded before */
 
     Trail trail = {{0}, 0};
@@ -528,6 +539,7 @@ static const char *ensure_python(const Settings *s, const char *resources, char 
         if (on_path(names[k], candidates[n].path, sizeof candidates[0].path) != 0) candidates[n].path[0] = 0;
         n++;
     }
+    int refused = 0; /* candidates that were there but not suitable */
     for (int k = 0; k < n; k++) {
         char why[1024];
         Probe p;
@@ -538,10 +550,17 @@ static const char *ensure_python(const Settings *s, const char *resources, char 
         if (probe(candidates[k].path, script, packages, &p, why, sizeof why) != 0 ||
             !suitable(&p, candidates[k].path, why, sizeof why)) {
             trail_add(&trail, "\n  %s = %s: %s", candidates[k].what, candidates[k].path, why);
+            refused++;
             continue;
         }
-        if (!start_python(&p, why, sizeof why)) return NULL;
+        if (!start_python(&p, why, sizeof why)) {
+            if (refused)
+                snprintf(passed_over, passed_size, "the FMU runs in %s = %s (Python %s); before it:%s",
+                         candidates[k].what, candidates[k].path, p.version, trail.text);
+            return NULL;
+        }
         trail_add(&trail, "\n  %s = %s: %s", candidates[k].what, candidates[k].path, why);
+        refused++;
     }
     snprintf(message, size,
              "no Python this FMU can run in was found. It needs Python >= 3.10 with a shared libpython and "
@@ -736,6 +755,46 @@ static int fast_do_step(Instance *inst, double t, double h) {
     return 1;
 }
 
+/* ---------------------------------------------------------------- states */
+/* The states an instance handed out (fmi2GetFMUstate, fmi2DeSerializeFMUstate) and the host
+   has not freed. PythonFMU takes a state for a Python object: a pointer it never made, or one
+   already freed, would crash the host, so every call that takes a state checks it here first. */
+static int state_index(const Instance *inst, fmi2FMUstate state) {
+    for (size_t i = 0; i < inst->n_states; i++)
+        if (inst->states[i] == state) return (int)i;
+    return -1;
+}
+
+static int remember_state(Instance *inst, fmi2FMUstate state) {
+    if (inst->n_states == inst->states_size) {
+        size_t size = inst->states_size ? 2 * inst->states_size : 8;
+        fmi2FMUstate *states = realloc(inst->states, size * sizeof *states);
+        if (!states) return 0;
+        inst->states = states;
+        inst->states_size = size;
+    }
+    inst->states[inst->n_states++] = state;
+    return 1;
+}
+
+static void forget_state(Instance *inst, int index) { inst->states[index] = inst->states[--inst->n_states]; }
+
+/* 1 if `state` is one this instance handed out and has not freed; else an error is logged. */
+static int known_state(Instance *inst, const char *call, fmi2FMUstate state) {
+    if (state && state_index(inst, state) >= 0) return 1;
+    report(inst, fmi2Error, state ? "%s: the state %p was not handed out by this instance (fmi2GetFMUstate or "
+                                    "fmi2DeSerializeFMUstate) or was freed already; nothing was done"
+                                  : "%s: the state is NULL",
+           call, (void *)state);
+    return 0;
+}
+
+/* A state PythonFMU made that the host cannot have: freed here (PythonFMU's fmi2FreeFMUstate). */
+static void release_state(Instance *inst, fmi2FMUstate state) {
+    pin_thread();
+    inner.FreeFMUstate(inst->inner, &state);
+}
+
 /* ---------------------------------------------------------------- the FMI 2.0 functions */
 EXPORT const char *fmi2GetTypesPlatform(void) { return "default"; }
 EXPORT const char *fmi2GetVersion(void) { return "2.0"; }
@@ -773,7 +832,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
     if (functions) inst->host = *functions;
     inst->name = strdup(name ? name : "");
     inst->logging_on = logging_on;
-    char message[12288];
+    char message[12288], passed_over[12288] = "";
     const char *failure = NULL;
     char *resources = resources_path(resource_uri);
     Settings settings;
@@ -787,7 +846,8 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
     } else {
         pthread_mutex_lock(&setup_lock);
         if (!ready) {
-            failure = ensure_python(&settings, resources ? resources : ".", message, sizeof message);
+            failure = ensure_python(&settings, resources ? resources : ".", message, sizeof message, passed_over,
+                                    sizeof passed_over);
             if (!failure) failure = load_pythonfmu(message, sizeof message);
             if (!failure) {
                 ready = 1;
@@ -803,6 +863,7 @@ EXPORT fmi2Component fmi2Instantiate(fmi2String name, fmi2Type type, fmi2String 
         free(inst);
         return NULL;
     }
+    if (passed_over[0]) emit(&inst->host, inst->name, logging_on, 0, fmi2Warning, "logStatusWarning", passed_over);
     pin_thread();
     inst->own.logger = inner_logger;
     inst->own.allocateMemory = inst->host.allocateMemory ? inst->host.allocateMemory : calloc;
@@ -845,9 +906,12 @@ EXPORT void fmi2FreeInstance(fmi2Component c) {
     drop_block(inst);
     free(inst->copy);
     if (!inst->broken) {
+        /* states the host did not free go with the instance (FMI 2.0: it frees all its memory) */
+        for (size_t i = 0; i < inst->n_states; i++) release_state(inst, inst->states[i]);
         pin_thread();
         inner.FreeInstance(inst->inner);
     }
+    free(inst->states);
     for (size_t i = 0; i < inst->n_categories; i++) free(inst->categories[i]);
     free(inst->categories);
     free(inst->name);
@@ -925,30 +989,60 @@ EXPORT fmi2Status fmi2SetString(fmi2Component c, const fmi2ValueReference vr[], 
     FORWARD(c, SetString(INNER, vr, n, value));
 }
 
-EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) { FORWARD(c, GetFMUstate(INNER, state)); }
-EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
-    if (c && !state) {
-        report((Instance *)c, fmi2Error, "fmi2SetFMUstate: the state is NULL");
+EXPORT fmi2Status fmi2GetFMUstate(fmi2Component c, fmi2FMUstate *state) {
+    Instance *inst = (Instance *)c;
+    if (!inst) return fmi2Error;
+    if (!state) {
+        report(inst, fmi2Error, "fmi2GetFMUstate: the pointer to the state is NULL");
         return fmi2Error;
     }
+    /* a non-NULL *state must be a state of ours, which the new one replaces (FMI 2.0, 2.1.8) */
+    fmi2FMUstate old = *state;
+    if (old && !known_state(inst, "fmi2GetFMUstate", old)) return fmi2Error;
+    if (inst->broken) {
+        report(inst, fmi2Error, "fmi2GetFMUstate refused: the instance failed fatally before");
+        return fmi2Error;
+    }
+    pin_thread();
+    inst->worst = fmi2OK;
+    fmi2FMUstate made = NULL;
+    fmi2Status status = inner.GetFMUstate(inst->inner, &made);
+    if (status == fmi2Fatal) inst->broken = 1;
+    status = worse(status, inst->worst);
+    if (status > fmi2Warning) return status;
+    if (!made) {
+        report(inst, fmi2Error, "fmi2GetFMUstate: the slave gave no state");
+        return fmi2Error;
+    }
+    if (!remember_state(inst, made)) {
+        release_state(inst, made);
+        report(inst, fmi2Error, "fmi2GetFMUstate: out of memory");
+        return fmi2Error;
+    }
+    if (old) {
+        forget_state(inst, state_index(inst, old));
+        release_state(inst, old);
+    }
+    *state = made;
+    return status;
+}
+EXPORT fmi2Status fmi2SetFMUstate(fmi2Component c, fmi2FMUstate state) {
+    if (c && !known_state((Instance *)c, "fmi2SetFMUstate", state)) return fmi2Error;
     FORWARD(c, SetFMUstate(INNER, state));
 }
 EXPORT fmi2Status fmi2FreeFMUstate(fmi2Component c, fmi2FMUstate *state) {
-    if (c && (!state || !*state)) return fmi2OK; /* nothing to free */
+    Instance *inst = (Instance *)c;
+    if (inst && (!state || !*state)) return fmi2OK; /* nothing to free */
+    if (inst && !known_state(inst, "fmi2FreeFMUstate", *state)) return fmi2Error;
+    if (inst) forget_state(inst, state_index(inst, *state));
     FORWARD(c, FreeFMUstate(INNER, state));
 }
 EXPORT fmi2Status fmi2SerializedFMUstateSize(fmi2Component c, fmi2FMUstate state, size_t *size) {
-    if (c && !state) {
-        report((Instance *)c, fmi2Error, "fmi2SerializedFMUstateSize: the state is NULL");
-        return fmi2Error;
-    }
+    if (c && !known_state((Instance *)c, "fmi2SerializedFMUstateSize", state)) return fmi2Error;
     FORWARD(c, SerializedFMUstateSize(INNER, state, size));
 }
 EXPORT fmi2Status fmi2SerializeFMUstate(fmi2Component c, fmi2FMUstate state, fmi2Byte bytes[], size_t size) {
-    if (c && !state) {
-        report((Instance *)c, fmi2Error, "fmi2SerializeFMUstate: the state is NULL");
-        return fmi2Error;
-    }
+    if (c && !known_state((Instance *)c, "fmi2SerializeFMUstate", state)) return fmi2Error;
     FORWARD(c, SerializeFMUstate(INNER, state, bytes, size));
 }
 
@@ -991,6 +1085,12 @@ EXPORT fmi2Status fmi2DeSerializeFMUstate(fmi2Component c, const fmi2Byte bytes[
             *state = NULL;
             report(inst, fmi2Error, "fmi2DeSerializeFMUstate: %s", problem);
             free(problem);
+            return fmi2Error;
+        }
+        if (!remember_state(inst, *state)) {
+            release_state(inst, *state);
+            *state = NULL;
+            report(inst, fmi2Error, "fmi2DeSerializeFMUstate: out of memory");
             return fmi2Error;
         }
     }
