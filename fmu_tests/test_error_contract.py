@@ -88,7 +88,7 @@ def test_cosim_of_another_fmu_says_it_is_no_belt_fmu(tmp_path, capsys):
 </fmiModelDescription>""")
     status, _, err = run_cli(capsys, "cosim", str(other))
     assert status == EXIT_USAGE
-    assert "(model 'WaterPump') is not a belt_fmu FMU: it lacks input crank_speed, water_pump_torque" in err
+    assert "(model 'WaterPump') is not a belt_fmu FMU: it lacks input crank_speed or engine_torque, water_pump_torque" in err
 
 
 @pytest.mark.parametrize("step, t_end, expected", [
