@@ -560,7 +560,7 @@ def _cosim_command(args) -> int:
     print(f"load time: {results.load_time:.3g} s (unpack, instantiate, initialize)")
     print(f"wall time: {results.wall_time:.3g} s stepping, {total:.3g} s in all")
     print(f"real-time factor: {results.real_time_factor:.3g} (simulated time / stepping wall time)")
-    return _write_results(args, results, layout)
+    return _write_results(args, results, layout, model)
 
 
 def _bounds_problem(variable):
@@ -620,15 +620,16 @@ def _doctor_command(args) -> int:
     return EXIT_MODEL if any(c.ok is False for c in checks) else 0
 
 
-def _write_results(args, results, layout) -> int:
-    """Write the table (--out) and the figure (--plot) of ``results``; the exit status."""
+def _write_results(args, results, layout, model: str | None = None) -> int:
+    """Write the table (--out) and the figure (--plot) of ``results`` (run by ``model``,
+    default the layout's); the exit status."""
     ok = True
     if args.out is not None:
         ok &= _write("--out", args.out, results.write)
     if args.plot is not None:
         from .plots import plot_results, save_figure
 
-        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_results(results, layout), p))
+        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_results(results, layout, model=model), p))
     return 0 if ok else EXIT_OUTPUT
 
 
@@ -989,7 +990,7 @@ def _campbell_command(args) -> int:
         from .analysis.figures import plot_campbell
         from .plots import save_figure
 
-        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_campbell(result, layout), p))
+        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_campbell(result, layout, args.water_pump_torque), p))
     if result.failures:
         print(f"belt-fmu campbell: error: {len(result.failures)} speed(s) failed:", file=sys.stderr)
         for s in result.failures:

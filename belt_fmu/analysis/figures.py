@@ -70,8 +70,9 @@ def plot_modes(result, count: int = 6):
     for ax in list(axes.flat)[len(shown):]:
         ax.axis("off")
     point = result.point
-    fig.suptitle(f"{layout.drive.name}: modes at {point.rpm:g} rpm (belt red, pulley marks blue, arm green; "
-                 f"arm friction {result.arm_friction})", fontsize=10)
+    fig.suptitle(f"{layout.drive.name}: modes at crank {point.rpm:g} rpm, water-pump torque "
+                 f"{point.water_pump_torque:g} N.m, discretized model linearized\n(belt red, pulley marks blue, arm "
+                 f"green; arm friction {result.arm_friction})", fontsize=10)
     fig.tight_layout()
     return fig
 
@@ -84,10 +85,11 @@ def _color(classification: str, spans: list[str]) -> str:
     return "0.5"
 
 
-def plot_campbell(result, layout):
+def plot_campbell(result, layout, water_pump_torque: float | None = None):
     """Natural frequencies over crank speed, coloured by classification (rotational blue, each
     span its colour, mixed and others grey), the engine-order lines (dashed) and their
-    crossings (circles)."""
+    crossings (circles); the title names the water-pump torque the modes were computed at,
+    if given."""
     from .modes import span_label
 
     names = [p.name for p in layout.pulleys]
@@ -115,7 +117,9 @@ def plot_campbell(result, layout):
     ax.set_ylim(0.0, 1.05 * top if top > 0 else 1.0)
     ax.set_xlabel("crank speed [rpm]")
     ax.set_ylabel("natural frequency [Hz]")
-    ax.set_title(f"{layout.drive.name}: Campbell diagram (orders {', '.join(f'{q:g}' for q in result.orders)})")
+    ax.set_title(f"{layout.drive.name}: Campbell diagram (orders {', '.join(f'{q:g}' for q in result.orders)}), "
+                 "discretized model linearized"
+                 + (f"\nat water-pump torque {water_pump_torque:g} N.m" if water_pump_torque is not None else ""))
     ax.grid(True, linewidth=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
