@@ -239,9 +239,9 @@ def plot_results(results, layout, raw: bool = True, model: str | None = None):
 
 
 def excitation_text(table) -> str:
-    """The excitation of a sweep's runs, from its table: "order 2 speed irregularity +-40 rpm
-    (constant), water-pump load 0.2 N.m + 1.2e-05 N.m.s2 w^2"; a setting the study varies
-    reads "varied"."""
+    """The excitation of a sweep's runs, from its table, on two lines: "order 2 speed
+    irregularity +-40 rpm," and "water-pump load 0.2 N.m + 1.2e-05 N.m.s2 w^2"; a setting the
+    study varies reads "varied"."""
     from .sweep.planning import SETTING_COLUMNS
 
     def value(setting):
@@ -257,7 +257,7 @@ def excitation_text(table) -> str:
     scaling = value("irregularity_scaling")
     amplitude = f"+-{value('irregularity_rpm')} rpm" + (f" at {value('idle_rpm')} rpm, scaled with 1/rpm"
                                                          if scaling == "inverse" else "")
-    return (f"order {value('order')} speed irregularity {amplitude}, water-pump load "
+    return (f"order {value('order')} speed irregularity {amplitude},\nwater-pump load "
             f"{value('water_pump_torque_Nm')} N.m + {value('water_pump_quadratic_Nms2')} N.m.s2 w^2")
 
 
@@ -328,7 +328,7 @@ def plot_sweep(table, layout):
     if layout.tensioner is None:
         axes[0].text(0.5, 0.5, "no tensioner", transform=axes[0].transAxes, ha="center", va="center")
     axes[-1].set_xlabel("crank speed [rpm]")
-    axes[0].set_title(f"{layout.drive.name}, {layout.drive.model} model: {excitation_text(table)}\n"
-                      f"bearing force of {layout.headline_pulley_name}", fontsize=10)
+    axes[0].set_title(f"{layout.drive.name}, {layout.drive.model} model, bearing force of "
+                      f"{layout.headline_pulley_name}\n{excitation_text(table)}", fontsize=10)
     fig.tight_layout()
     return fig
