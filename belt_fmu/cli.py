@@ -163,6 +163,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
     _add_inputs(run)
+    _add_signal_inputs(run)
     run.add_argument("--output-interval", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1e-4,
                      metavar="SECONDS",
                      help="output sampling interval [s] (default: %(default)g)")
@@ -193,8 +194,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     cosim.add_argument("fmu", metavar="FMU", help="the FMU file (from belt-fmu build)")
     _add_inputs(cosim)
+    _add_signal_inputs(cosim)
+    cosim.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                       help="start value of an FMU parameter (repeatable), e.g. --param belt_pretension=500 "
+                            "--param model=lumped; see the FMU's modelDescription.xml")
     cosim.add_argument("--step", type=_real("a finite time > 0 [s]", lambda x: x > 0.0), default=1e-4,
                        metavar="SECONDS", help="communication step [s] (default: %(default)g)")
+    cosim.add_argument("--output-interval", type=_real("a finite time > 0 [s]", lambda x: x > 0.0),
+                       metavar="SECONDS", help="record the outputs every this many seconds, a whole number of "
+                                               "steps (default: every step)")
     _add_run_outputs(cosim)
     cosim.set_defaults(run=_cosim_command, error=cosim.error)
 
@@ -230,6 +238,40 @@ def _add_inputs(parser, prefix: str = "") -> None:
                         default=0.0, metavar="NM",
                         help=prefix + f"water-pump load torque [N m], positive against its rotation, {low:g} to "
                                       f"{high:g} (default: %(default)g)")
+
+
+def _add_signal_inputs(parser) -> None:
+    """--input: any input of the drive, constant or from a CSV file (belt_fmu.signals)."""
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE|NAME=FILE.csv",
+                        help="an input of the drive (repeatable): engine_torque of a torque-driven crank, "
+                             "{pulley}_torque of an accessory port, crank_speed [rad/s] or water_pump_torque (they "
+                             "replace --rpm and --water-pump-torque), as a constant in the input's SI unit or a CSV "
+                             "file of time [s], value, interpolated linearly; inputs not given are 0")
+
+
+def _signals(args, specs) -> dict:
+    """The --input signals of ``args`` for the inputs ``specs``; a bad one is a usage error."""
+    from .signals import SignalError, parse_inputs
+
+    try:
+        return parse_inputs(args.input, specs)
+    except SignalError as err:
+        args.error(f"argument --input: {err}")
+
+
+def _inputs_line(args, signals: dict, torque_driven: bool) -> str:
+    """The "inputs:" line of simulate's and cosim's report."""
+    if "crank_speed" in signals:
+        parts = [f"crank_speed {signals['crank_speed'].source}"]
+    else:
+        parts = [f"crank {args.rpm:g} rpm" + (" at the start (torque-driven)" if torque_driven else "")]
+    if "water_pump_torque" in signals:
+        parts.append(f"water_pump_torque {signals['water_pump_torque'].source}")
+    else:
+        parts.append(f"water-pump torque {args.water_pump_torque:g} N.m")
+    parts += [f"{name} {signal.source}" for name, signal in signals.items()
+              if name not in ("crank_speed", "water_pump_torque")]
+    return "inputs: " + ", ".join(parts)
 
 
 def _add_model(parser) -> None:
@@ -386,14 +428,27 @@ def _simulate_command(args) -> int:
     if args.friction is not None:
         layout = dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, law=args.friction))
     layout = _with_model(layout, args.model)
+    from .model.inputs import input_specs
+
+    signals = _signals(args, input_specs(layout))
+    crank = signals.pop("crank_speed", None)
+    if crank is not None and layout.torque_driven_crank and crank.constant is None:
+        args.error("argument --input: crank_speed of a torque-driven crank is its start speed, a constant [rad/s]; "
+                   "its speed follows from engine_torque")
+    pump = signals.pop("water_pump_torque", None)
+    speed = dict(rpm=args.rpm) if crank is None else dict(crank_speed=crank.constant if layout.torque_driven_crank
+                                                           else crank.at)
+    line = _inputs_line(args, {**({"crank_speed": crank} if crank else {}),
+                               **({"water_pump_torque": pump} if pump else {}), **signals}, layout.torque_driven_crank)
     start = time.perf_counter()
     with _progress_bar(args) as progress:
-        results = simulate(layout, rpm=args.rpm, water_pump_torque=args.water_pump_torque, t_end=args.t_end,
+        results = simulate(layout, **speed, water_pump_torque=args.water_pump_torque if pump is None else pump.at,
+                           inputs={name: signal.at for name, signal in signals.items()}, t_end=args.t_end,
                            output_interval=args.output_interval, progress=progress)
     total = time.perf_counter() - start
     print(f"layout: {layout.source}")
-    print(f"inputs: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, "
-          f"{args.t_end:g} s simulated; friction law {layout.friction.law}; {layout.drive.model} model")
+    print(f"{line}; {args.t_end:g} s simulated; friction law {layout.friction.law}; {layout.drive.model} model")
+    _print_alias_warning(results, layout, layout.drive.model, args.output_interval, "--output-interval")
     print()
     print(_summary(results, layout))
     _print_slip_warnings(results, layout)
@@ -446,7 +501,11 @@ def _build_command(args) -> int:
 
 
 def _cosim_command(args) -> int:
-    from .cosim import FmuError, check_fmu, cosimulate, step_problem
+    from types import SimpleNamespace
+
+    from fmpy import read_model_description
+
+    from .cosim import FmuError, check_fmu, cosimulate, parse_parameters, step_problem
     from .layout import load_layout_data
 
     if (problem := step_problem(args.t_end, args.step)) is not None:
@@ -458,16 +517,43 @@ def _cosim_command(args) -> int:
     except FmuError as err:
         args.error(f"argument FMU: {err}")
     _check_outputs(args.error, args.fmu, {"--out": args.out, "--plot": args.plot})
+    interval = args.step if args.output_interval is None else args.output_interval
+    if (args.output_interval is not None
+            and abs(interval / args.step - round(interval / args.step)) > 1e-9 * max(1.0, interval / args.step)):
+        args.error(f"argument --output-interval: {interval:g} s is not a whole number of communication steps of "
+                   f"{args.step:g} s")
+    if interval > args.t_end:
+        args.error(f"argument --output-interval: {interval:g} s must be <= --t-end ({args.t_end:g} s)")
+    description = read_model_description(args.fmu)
+    try:
+        parameters = parse_parameters(args.param, description)
+    except ValueError as err:
+        args.error(f"argument --param: {err}")
+    variables = {v.name: v for v in description.modelVariables}
+    specs = [SimpleNamespace(name=v.name, unit=v.unit or "1", problem=_bounds_problem(v))
+             for v in description.modelVariables if v.causality == "input"]
+    signals = _signals(args, specs)
+    crank, pump = signals.pop("crank_speed", None), signals.pop("water_pump_torque", None)
+    torque_driven = "crank_speed" not in variables or variables["crank_speed"].causality != "input"
+    speed = dict(rpm=args.rpm) if crank is None else dict(crank_speed=crank.at)
+    line = _inputs_line(args, {**({"crank_speed": crank} if crank else {}),
+                               **({"water_pump_torque": pump} if pump else {}), **signals}, torque_driven)
     start = time.perf_counter()
     with _progress_bar(args) as progress:
-        results = cosimulate(args.fmu, rpm=args.rpm, water_pump_torque=args.water_pump_torque, t_end=args.t_end,
-                             step_size=args.step, progress=progress,
+        results = cosimulate(args.fmu, **speed, water_pump_torque=args.water_pump_torque if pump is None else pump.at,
+                             inputs={name: signal.at for name, signal in signals.items()}, t_end=args.t_end,
+                             step_size=args.step, output_interval=interval, parameters=parameters, progress=progress,
                              log=lambda level, text: print(f"[{level}] {text}", file=sys.stderr))
     total = time.perf_counter() - start
     layout = load_layout_data(results.layout_data, f"{args.fmu}:resources/layout.json")
-    print(f"FMU: {args.fmu} ({layout.drive.name}), co-simulated with fmpy")
-    print(f"inputs: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, "
-          f"{args.t_end:g} s in communication steps of {args.step:g} s")
+    model = parameters.get("model", variables["model"].start if "model" in variables else layout.drive.model)
+    print(f"FMU: {args.fmu} ({layout.drive.name}, {model} model), co-simulated with fmpy")
+    if parameters:
+        print("parameters: " + ", ".join(f"{name} = {value}" for name, value in parameters.items()))
+    print(f"{line}; {args.t_end:g} s in communication steps of {args.step:g} s"
+          + (f", outputs every {interval:g} s" if interval != args.step else ""))
+    _print_alias_warning(results, layout, model, interval,
+                         "--step" if args.output_interval is None else "--output-interval")
     print()
     print(_summary(results, layout))
     _print_slip_warnings(results, layout)
@@ -475,28 +561,76 @@ def _cosim_command(args) -> int:
     print(f"load time: {results.load_time:.3g} s (unpack, instantiate, initialize)")
     print(f"wall time: {results.wall_time:.3g} s stepping, {total:.3g} s in all")
     print(f"real-time factor: {results.real_time_factor:.3g} (simulated time / stepping wall time)")
-    return _write_results(args, results, layout)
+    return _write_results(args, results, layout, model)
+
+
+def _bounds_problem(variable):
+    """``problem(value)`` of an FMU input: None if ``value`` is within its declared min and
+    max, else what is wrong (as :meth:`belt_fmu.model.inputs.Input.problem` says it)."""
+    low = -math.inf if variable.min is None else float(variable.min)
+    high = math.inf if variable.max is None else float(variable.max)
+
+    def problem(value):
+        if low <= value <= high:
+            return None
+        return f"{variable.name} = {value:.6g} {variable.unit or ''} is outside the allowed range [{low:g}, {high:g}]"
+
+    return problem
+
+
+#: samples per polygon period below which instantaneous outputs alias (Nyquist)
+NYQUIST = 2.0
+
+
+def _print_alias_warning(results, layout, model: str, interval: float, option: str) -> None:
+    """Warn when the discretized model's instantaneous outputs were sampled below twice the
+    polygon frequency (the belt elements' passing frequency over the crank pulley, at the
+    run's highest crank speed): the polygon ripple then folds into the samples as slow
+    oscillations or spikes that are not in the drive."""
+    if model != "discretized":
+        return  # the lumped model has no polygon effect
+    from .model.outputs import pulley_output_name
+    from .postprocess import drive_polygon_frequency
+    from .units import RPM
+
+    speed = float(abs(results[pulley_output_name("speed", layout.pulleys[layout.crank_index].name)]).max())
+    polygon = drive_polygon_frequency(layout, speed)
+    if interval * NYQUIST * polygon <= 1.0:
+        return
+    print(f"warning: the outputs are sampled every {interval:g} s ({1.0 / interval:.4g} Hz), below twice the polygon "
+          f"frequency ({polygon:.4g} Hz at {speed / RPM:.0f} rpm): the polygon ripple aliases into them (forces, "
+          f"tensions and torques show spikes and slow beats that the drive does not have); sample every "
+          f"{1.0 / (NYQUIST * polygon):.3g} s or less ({option}), or low-pass filter them")
 
 
 def _doctor_command(args) -> int:
     from .doctor import report, run_checks
 
-    if args.fmu is not None and not Path(args.fmu).is_file():
-        args.error(f"argument FMU: {args.fmu}: no such file")
+    if args.fmu is not None:
+        from .cosim import FmuError, check_fmu
+
+        if not Path(args.fmu).is_file():
+            args.error(f"argument FMU: {args.fmu}: no such file")
+        try:
+            check_fmu(args.fmu)
+        except FmuError as err:  # one line: what the file is not (no usage text: the command line is right)
+            print(f"belt-fmu doctor: error: {err}", file=sys.stderr)
+            return EXIT_USAGE
     checks = run_checks(args.fmu)
     print(report(checks))
     return EXIT_MODEL if any(c.ok is False for c in checks) else 0
 
 
-def _write_results(args, results, layout) -> int:
-    """Write the table (--out) and the figure (--plot) of ``results``; the exit status."""
+def _write_results(args, results, layout, model: str | None = None) -> int:
+    """Write the table (--out) and the figure (--plot) of ``results`` (run by ``model``,
+    default the layout's); the exit status."""
     ok = True
     if args.out is not None:
         ok &= _write("--out", args.out, results.write)
     if args.plot is not None:
         from .plots import plot_results, save_figure
 
-        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_results(results, layout), p))
+        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_results(results, layout, model=model), p))
     return 0 if ok else EXIT_OUTPUT
 
 
@@ -1054,7 +1188,7 @@ def _campbell_command(args) -> int:
         from .analysis.figures import plot_campbell
         from .plots import save_figure
 
-        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_campbell(result, layout), p))
+        ok &= _write("--plot", args.plot, lambda p: save_figure(plot_campbell(result, layout, args.water_pump_torque), p))
     if result.failures:
         print(f"belt-fmu campbell: error: {len(result.failures)} speed(s) failed:", file=sys.stderr)
         for s in result.failures:

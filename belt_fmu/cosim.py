@@ -16,15 +16,18 @@ import math
 import shutil
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Callable
 
 import numpy as np
 
-from .simulation import RPM, Results, Signal, _signal
+from .simulation import RPM, Results, Signal, _signal, input_columns
 
 LOG_LEVELS = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")
-#: what makes an FMU a belt_fmu FMU: its inputs, and the layout it carries
-REQUIRED_INPUTS = ("crank_speed", "water_pump_torque")
+#: what makes an FMU a belt_fmu FMU: its inputs (the crank's, either one, and the water
+#: pump's), and the layout it carries
+CRANK_INPUTS = ("crank_speed", "engine_torque")
+REQUIRED_INPUTS = ("water_pump_torque",)
 LAYOUT_MEMBER = "resources/layout.json"
 
 
@@ -36,7 +39,7 @@ class FmuError(RuntimeError):
 def check_fmu(fmu_path) -> None:
     """Raise :class:`FmuError` unless ``fmu_path`` is an FMI 2.0 co-simulation FMU built by
     ``belt-fmu build`` (a zip archive with a model description, the inputs
-    :data:`REQUIRED_INPUTS` and the layout it carries)."""
+    one of :data:`CRANK_INPUTS`, :data:`REQUIRED_INPUTS` and the layout it carries)."""
     import zipfile
 
     from fmpy import read_model_description
@@ -44,6 +47,9 @@ def check_fmu(fmu_path) -> None:
     path = Path(fmu_path)
     if not zipfile.is_zipfile(path):
         raise FmuError(f"{path} is not an FMU (an FMU is a zip archive; build one with belt-fmu build)")
+    with zipfile.ZipFile(path) as archive:
+        if "modelDescription.xml" not in archive.namelist():
+            raise FmuError(f"{path} is a zip archive but not an FMU: it has no modelDescription.xml")
     try:
         description = read_model_description(str(path))
     except Exception as err:  # fmpy raises plain exceptions for every kind of damage
@@ -54,10 +60,45 @@ def check_fmu(fmu_path) -> None:
     with zipfile.ZipFile(path) as archive:
         has_layout = LAYOUT_MEMBER in archive.namelist()
     missing = [name for name in REQUIRED_INPUTS if name not in inputs]
+    if not any(name in inputs for name in CRANK_INPUTS):
+        missing.insert(0, " or ".join(CRANK_INPUTS))
     if missing or not has_layout:
         lacks = ([f"input {', '.join(missing)}"] if missing else []) + ([LAYOUT_MEMBER] if not has_layout else [])
         raise FmuError(f"{path} (model {description.modelName!r}) is not a belt_fmu FMU: it lacks "
                        f"{' and '.join(lacks)}; give an FMU written by belt-fmu build")
+
+
+def parse_parameters(texts: list[str], description) -> dict:
+    """FMU parameter start values from ``NAME=VALUE`` texts (like fmpy's ``--start-values``),
+    each converted to its variable's type and checked against its declared min and max;
+    ValueError for an unknown name (listing the parameters), a value of the wrong type or
+    outside its range."""
+    parameters = {v.name: v for v in description.modelVariables if v.causality == "parameter"}
+    values = {}
+    for text in texts:
+        name, sep, value = text.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
+            raise ValueError(f"{text!r}: give NAME=VALUE")
+        var = parameters.get(name)
+        if var is None:
+            raise ValueError(f"{text!r}: {name!r} is not a parameter of this FMU; its parameters: "
+                             + ", ".join(parameters))
+        if var.type == "String":
+            values[name] = value
+            continue
+        try:
+            number = int(value) if var.type == "Integer" else float(value)
+        except ValueError:
+            raise ValueError(f"{text!r}: {name} takes {'an integer' if var.type == 'Integer' else 'a number'}"
+                             + (f" [{var.unit}]" if var.unit else "")) from None
+        low = -math.inf if var.min is None else float(var.min)
+        high = math.inf if var.max is None else float(var.max)
+        if not (math.isfinite(number) and low <= number <= high):
+            allowed = f">= {low:g}" if high == math.inf else f"<= {high:g}" if low == -math.inf else f"in [{low:g}, {high:g}]"
+            raise ValueError(f"{text!r}: {name} must be a number {allowed}" + (f" {var.unit}" if var.unit else ""))
+        values[name] = number
+    return values
 
 
 class FmuInstance:
@@ -230,15 +271,20 @@ def _check(function: str, status: int) -> None:
 
 
 def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None = None,
-               water_pump_torque: Signal = 0.0, t_end: float = 1.0, step_size: float = 1e-4,
-               output_interval: float | None = None, parameters: dict | None = None,
+               water_pump_torque: Signal = 0.0, inputs: dict | None = None, t_end: float = 1.0,
+               step_size: float = 1e-4, output_interval: float | None = None, parameters: dict | None = None,
                progress: Callable[[float], None] | None = None, log=None) -> Results:
     """Co-simulate the FMU at ``fmu_path`` with fixed communication steps ``step_size`` [s].
 
     Inputs as for :func:`belt_fmu.simulate` (numbers or functions of time, held over each
-    step); ``parameters`` are set before initialization. Outputs are recorded every
-    ``output_interval`` (default: every step). ``Results.load_time`` is the wall time from
-    loading the FMU to the end of its initialization.
+    step): the crank speed as ``crank_speed`` [rad/s] or ``rpm``, the water-pump torque, and
+    ``inputs`` the FMU's other inputs by name (``engine_torque``, ``{pulley}_torque``; 0
+    where not given). An FMU whose crank is torque-driven (input ``engine_torque``) takes
+    ``rpm`` or a constant ``crank_speed`` as its start speed, the parameter
+    ``initial_crank_speed``, unless ``parameters`` set it. ``parameters`` are set before
+    initialization. Outputs are recorded every ``output_interval`` (default: every step), a
+    multiple of ``step_size``. ``Results.load_time`` is the wall time from loading the FMU to
+    the end of its initialization.
     """
     if (crank_speed is None) == (rpm is None):
         raise ValueError("give exactly one of crank_speed [rad/s] and rpm")
@@ -267,8 +313,25 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
         instance = FmuInstance(fmu_path, log=keep)
     except Exception as err:  # fmpy: "Failed to instantiate model", a library that does not load, ...
         raise FmuError(_failure(fmu_path, "instantiation", err, messages)) from None
+    names = instance.names("input")
+    signals = {name: _signal(value, name) for name, value in (inputs or {}).items()}
+    unknown = [name for name in signals if name not in names or name in ("crank_speed", "water_pump_torque")]
+    if unknown:
+        instance.close()
+        raise ValueError(f"{', '.join(unknown)}: not among the FMU's other inputs ({', '.join(names)})")
+    signals["water_pump_torque"] = torque
+    start_values = dict(parameters or {})
+    if "crank_speed" in names:
+        signals["crank_speed"] = crank
+    elif "initial_crank_speed" not in start_values:
+        if callable(crank_speed):
+            instance.close()
+            raise ValueError("the FMU's crank is torque-driven: its crank speed is an output; give its start speed "
+                             "as a number")
+        start_values["initial_crank_speed"] = crank(0.0)
+    functions = [signals.get(name, _signal(0.0, name)) for name in names]
     try:
-        instance.initialize({**(parameters or {}), "crank_speed": crank(0.0), "water_pump_torque": torque(0.0)})
+        instance.initialize({**start_values, **{name: f(0.0) for name, f in zip(names, functions)}})
     except FMICallException as err:
         instance.close()
         raise FmuError(_failure(fmu_path, "initialization", err, instance.messages)) from None
@@ -276,24 +339,23 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
     outputs = instance.names("output")
     n_rows = n_steps // stride + 1
     times = np.arange(n_rows) * stride * step_size  # (k + 1) * step_size at each recorded step k
-    exchange = instance.exchange(list(REQUIRED_INPUTS), outputs, n_rows)
+    exchange = instance.exchange(names, outputs, n_rows)
     step, record, table = exchange.step, exchange.record, exchange.table
     record(0)
-    speeds, loads = [crank(0.0)], [torque(0.0)]  # the inputs of each recorded step
+    applied = [[f(0.0) for f in functions]]  # the inputs of each recorded step
     reporting = 0.0  # wall time spent in the progress callback, not stepping
     start = time.perf_counter()
     try:
         for k in range(n_steps):
             t = k * step_size
-            speed, load = crank(t), torque(t)
+            values = [f(t) for f in functions]
             try:
-                step(step_size, speed, load)
+                step(step_size, *values)
             except FMICallException as err:
                 raise FmuError(_failure(fmu_path, f"the step from t = {t:.6g} s", err, instance.messages)) from None
             if (k + 1) % stride == 0:
                 record((k + 1) // stride)
-                speeds.append(speed)
-                loads.append(load)
+                applied.append(values)
                 if progress is not None:
                     tick = time.perf_counter()
                     progress((k + 1) * step_size)
@@ -301,15 +363,16 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
         wall = time.perf_counter() - start - reporting
     finally:
         instance.close()
-    columns = {"time": times, "crank_speed_input": np.array(speeds, dtype=float),
-               "water_pump_torque_input": np.array(loads, dtype=float)}
-    units = {"time": "s", "crank_speed_input": "rad/s", "water_pump_torque_input": "N.m"}
-    descriptions = {"time": "communication point", "crank_speed_input": "crank speed input",
-                    "water_pump_torque_input": "water-pump load torque input"}
+    applied = np.array(applied, dtype=float)
+    columns, units, descriptions = {"time": times}, {"time": "s"}, {"time": "communication point"}
+    specs = [SimpleNamespace(name=name, unit=_unit(instance.variables[name]),
+                             description=instance.variables[name].description or name) for name in names]
+    for i, (name, unit, description) in enumerate(input_columns(specs)):  # as simulate names them
+        columns[name], units[name], descriptions[name] = applied[:, i], unit, description
     for i, name in enumerate(outputs):
         var = instance.variables[name]
         columns[name] = table[:, i]
-        units[name] = var.unit or _declared_unit(var) or "1"
+        units[name] = _unit(var)
         descriptions[name] = var.description or ""
     results = Results(columns, units, descriptions, wall)
     results.load_time = load_time
@@ -337,5 +400,6 @@ def _failure(fmu_path, what: str, err, messages) -> str:
     return f"{fmu_path}: {what} failed ({err}): {said}"
 
 
-def _declared_unit(variable) -> str | None:
-    return getattr(getattr(variable, "declaredType", None), "unit", None)
+def _unit(variable) -> str:
+    """A variable's unit, its own or its declared type's ("1" for none)."""
+    return variable.unit or getattr(getattr(variable, "declaredType", None), "unit", None) or "1"

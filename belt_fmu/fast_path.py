@@ -22,8 +22,10 @@ that reaches the slave (:func:`belt_fmu.slave.fmi_call`):
 * before it, :meth:`FastPath.pull`: if the loader changed anything (``touched``), the slave
   takes the inputs, its time and the model's time from the block;
 * after it, :meth:`FastPath.publish`: ``usable`` is set only while the model is stepping
-  without failure and has a native step (the lumped model, and the discretized one with the
-  inputs ``crank_speed`` and ``water_pump_torque`` only), with the block describing it: the
+  without failure, has taken its first step through the slave (which checks the step size
+  against the polygon frequency) and has a native step (the lumped model, and the discretized
+  one with the inputs ``crank_speed`` and ``water_pump_torque`` only), with the block
+  describing it: the
   inputs (value references, values, allowed ranges), the value reference -> slot table of
   the real variables the loader may read, the model's outputs, the arrays a step changes
   (which the loader copies before a step and restores after a failed one) and its step
@@ -139,7 +141,7 @@ class FastPath:
             return
         drive = slave.drive
         if not (self._fits and slave.phase == "stepping" and slave.failure is None and drive is not None
-                and hasattr(drive, "native_step")):
+                and hasattr(drive, "native_step") and slave._sampling_checked):  # the first step: the slave's
             self.step = None
             return
         if self.step is None or self.step.drive is not drive:

@@ -718,6 +718,23 @@ def _check_pulley(report: _Report, path: str, pulley: dict[str, Any], valid: dic
         )
 
 
+def pulley_path(pulleys: list, i: int) -> str:
+    """How messages name the ``i``-th of ``pulleys`` (its tables, as given or as checked):
+    ``pulleys.NAME`` where its name is valid and unique (the key path ``sweep --vary`` takes
+    too), else by position, ``pulleys[i]``."""
+    names = [p.get("name") if isinstance(p, dict) else None for p in pulleys]
+    name = names[i]
+    if isinstance(name, str) and NAME_PATTERN.fullmatch(name) and names.count(name) == 1:
+        return f"pulleys.{name}"
+    return f"pulleys[{i}]"
+
+
+def pulley_label(pulleys: list, i: int) -> str:
+    """The ``i``-th of ``pulleys`` in a sentence: "pulley 'crank'" (or ``pulleys[i]``)."""
+    path = pulley_path(pulleys, i)
+    return f"pulley {pulleys[i]['name']!r}" if path.startswith("pulleys.") else path
+
+
 def _check_pulleys(report: _Report, pulleys: Any) -> list[dict[str, Any]] | None:
     """Check the pulley tables one by one; returns each pulley's valid values (an empty dict
     for a pulley that is not a table), or None if ``pulleys`` is not an array."""
@@ -726,7 +743,7 @@ def _check_pulleys(report: _Report, pulleys: Any) -> list[dict[str, Any]] | None
         return None
     valids = []
     for i, pulley in enumerate(pulleys):
-        path = f"pulleys[{i}]"
+        path = pulley_path(pulleys, i)
         valid = _check_table(report, path, pulley, Pulley)
         if valid is not None:
             _check_pulley(report, path, pulley, valid)
@@ -743,7 +760,7 @@ def _check_names_and_roles(report: _Report, pulleys: list[dict[str, Any]], has_t
         name = p.get("name")
         if name in first_use:
             used = f"is already used by pulleys[{first_use[name]}]; names must be unique"
-            report.bad(f"pulleys[{i}].name", name, used)
+            report.bad(f"pulleys[{i}].name", name, used)  # by position: the name is not unique
         elif name is not None:
             first_use[name] = i
     with_role = {role: [i for i, p in enumerate(pulleys) if p.get("role") == role] for role in ROLE_COUNTS}
@@ -754,10 +771,11 @@ def _check_names_and_roles(report: _Report, pulleys: list[dict[str, Any]], has_t
         if required and not indices:
             report.note("pulleys", f"no pulley has role {role!r}; {rule}")
         for i in indices[1:]:
-            report.bad(f"pulleys[{i}].role", role, f"repeats the role of pulleys[{indices[0]}]; {rule}")
+            report.bad(f"{pulley_path(pulleys, i)}.role", role,
+                       f"repeats the role of {pulley_label(pulleys, indices[0])}; {rule}")
     if with_role["tensioner"] and not has_tensioner_table:
         i = with_role["tensioner"][0]
-        report.note("tensioner", f"missing table; required because pulleys[{i}] has role 'tensioner'")
+        report.note("tensioner", f"missing table; required because {pulley_label(pulleys, i)} has role 'tensioner'")
     elif has_tensioner_table and not with_role["tensioner"]:
         report.note("tensioner", "table given but no pulley has role 'tensioner'; remove it or add one")
 
@@ -768,7 +786,7 @@ def _check_crank_input(report: _Report, drive: dict[str, Any], pulleys: list[dic
         return
     for i, p in enumerate(pulleys):
         if p.get("role") == "crankshaft" and not p.get("inertia_kgm2", 0.0) > 0.0:
-            report.bad(f"pulleys[{i}].inertia_kgm2", p.get("inertia_kgm2", 0.0),
+            report.bad(f"{pulley_path(pulleys, i)}.inertia_kgm2", p.get("inertia_kgm2", 0.0),
                        'must be > 0 for a torque-driven crankshaft (drive.crank_input = "torque"): the '
                        "inertia of the crankshaft and what turns with it, reduced to the crank pulley")
 
@@ -785,7 +803,7 @@ def lumped_model_limits(drive: dict[str, Any], pulleys: list[dict[str, Any]]) ->
         limits.append(("drive.crank_input", "torque", f'must be "speed" {use}'))
     for i, p in enumerate(pulleys):
         if p.get("load") == "input":
-            limits.append((f"pulleys[{i}].load", "input", f'must be "table" (a port) {use}'))
+            limits.append((f"{pulley_path(pulleys, i)}.load", "input", f'must be "table" (a port) {use}'))
     if any(drive.get("gravity_m_per_s2", (0.0, 0.0))):
         limits.append(("drive.gravity_m_per_s2", list(drive["gravity_m_per_s2"]), f"must be [0, 0] {use}"))
     return limits
@@ -804,7 +822,8 @@ def _check_pivot(report: _Report, tensioner: dict[str, Any], pulleys: list[dict[
     centers = [(i, p.get("center_m")) for i, p in enumerate(pulleys) if p.get("role") == "tensioner"]
     for i, center in centers:
         if pivot is not None and center is not None and math.dist(pivot, center) == 0.0:
-            report.bad("tensioner.pivot_m", pivot, f"must differ from pulleys[{i}].center_m (arm length > 0)")
+            report.bad("tensioner.pivot_m", pivot,
+                       f"must differ from {pulley_path(pulleys, i)}.center_m (arm length > 0)")
 
 
 def _check_preload(report: _Report, belt: dict[str, Any], tensioner: Any) -> None:
@@ -825,9 +844,9 @@ def _check_overlap(report: _Report, pulleys: list[dict[str, Any]], thickness: fl
             minimum = p["radius_m"] + q["radius_m"] + thickness
             if distance <= minimum:
                 report.bad(
-                    f"pulleys[{j}].center_m",
+                    f"{pulley_path(pulleys, j)}.center_m",
                     q["center_m"],
-                    f"overlaps pulleys[{i}]: {q.get('name', '?')!r} and {p.get('name', '?')!r} are "
+                    f"overlaps {pulley_label(pulleys, i)}: {q.get('name', '?')!r} and {p.get('name', '?')!r} are "
                     f"{distance:.6g} m apart; the centre distance must be > {minimum:.6g} m "
                     f"(radii {q['radius_m']!r} + {p['radius_m']!r} + belt thickness {thickness!r})",
                 )

@@ -101,72 +101,134 @@ def plot_layout(layout):
 LINE_STYLES = ("-", "--", "-.", ":")
 
 
+#: the tensioner panel spans at least this much [deg] around its mean: a steady arm drifting by
+#: a thousandth of a degree would otherwise fill the panel and read as motion
+TENSIONER_MIN_SPAN_DEG = 1.0
+#: free spans in a row whose mean tensions differ by less than this fraction share one trace
+#: and one legend entry (spans separated by an idler carry the same tension but for its
+#: bearing friction: seven traces on three levels cannot be told apart)
+EQUAL_TENSION = 0.01
+
+
+def crank_name(layout) -> str:
+    return layout.pulleys[layout.crank_index].name
+
+
+def operating_point_text(results, layout, model: str) -> str:
+    """"crank 800 rpm, water-pump torque 2 N.m, discretized model" of a run: the crank's
+    speed (its range where it varied by more than 1 %) and the water-pump torque input (its
+    range where it varied) over the run."""
+    from .units import RPM
+
+    rpm = np.abs(results[pulley_output_name("speed", crank_name(layout))]) / RPM
+    low, high = float(rpm.min()), float(rpm.max())
+    speed = f"crank {np.mean(rpm):.0f} rpm" if high - low <= 0.01 * max(high, 1.0) else f"crank {low:.0f}-{high:.0f} rpm"
+    torque = results["water_pump_torque_input"]
+    low, high = float(torque.min()), float(torque.max())
+    pump = f"water-pump torque {low:.3g} N.m" if high == low else f"water-pump torque {low:.3g} to {high:.3g} N.m"
+    return f"{speed}, {pump}, {model} model"
+
+
 def _polygon_filtered(results, layout, column):
     """``column`` low-pass filtered at half the polygon frequency of the run's mean crank
-    speed (belt_fmu.postprocess.polygon_filter), or None if the samples cannot resolve that
-    cutoff (sampled slower than the polygon frequency, or too short a record)."""
-    from .postprocess import drive_polygon_frequency, polygon_filter
+    speed (belt_fmu.postprocess.polygon_filter), NaN within the filter's settling time of
+    either end (where its end effects would draw spikes the drive does not have), or None if
+    the samples cannot resolve that cutoff (sampled slower than the polygon frequency, or
+    too short a record to keep anything)."""
+    from .postprocess import drive_polygon_frequency, filter_settling_time, polygon_filter
 
     t = results["time"]
     if len(t) < 16:
         return None
     interval = float(t[1] - t[0])
-    speed = float(np.mean(np.abs(results["crank_speed_input"]))) if "crank_speed_input" in results.columns else 0.0
+    speed = float(np.mean(np.abs(results[pulley_output_name("speed", crank_name(layout))])))
     if speed <= 0.0:
         return None
     polygon_hz = drive_polygon_frequency(layout, speed)
     if not 0.0 < 0.5 * polygon_hz < 0.5 / interval:
         return None
+    settle = filter_settling_time(0.5 * polygon_hz)
+    inside = (t >= t[0] + settle) & (t <= t[-1] - settle)
+    if inside.sum() < 2:
+        return None
     try:
-        return polygon_filter(results[column], interval, polygon_hz)
+        smooth = polygon_filter(results[column], interval, polygon_hz)
     except ValueError:  # a record too short for the filter's padding
         return None
+    return np.where(inside, smooth, np.nan)
 
 
-def plot_results(results, layout, raw: bool = True):
+def span_groups(results, layout) -> list[tuple[str, str]]:
+    """The free spans in belt travel order, those in a row with equal mean tension (within
+    :data:`EQUAL_TENSION`) grouped: (legend label "a -> b -> c", the first span's column)."""
+    names = [p.name for p in layout.pulleys]
+    groups = []
+    for a, b in spans(names):
+        column = span_output_name("span_tension", a, b)
+        mean = float(np.mean(results[column]))
+        if groups and abs(mean - groups[-1][2]) <= EQUAL_TENSION * max(abs(groups[-1][2]), 1.0):
+            groups[-1][0].append(b)
+        else:
+            groups.append(([a, b], column, mean))
+    return [(" -> ".join(path), column) for path, column, _ in groups]
+
+
+def plot_results(results, layout, raw: bool = True, model: str | None = None):
     """Four panels over time: tensioner arm angle from its installed position [deg], hub-force
-    magnitude per pulley, span tensions, pulley speeds. ``results`` is a
-    :class:`~belt_fmu.simulate.Results` of a drive built from ``layout``.
+    magnitude per pulley, span tensions, pulley speeds [rpm]. ``results`` is a
+    :class:`~belt_fmu.simulate.Results` of a drive built from ``layout``, run by ``model``
+    (default: the layout's ``[drive] model``); the title gives the drive, the operating point
+    and the model.
 
-    Forces are drawn polygon-filtered (low-pass at half the polygon frequency, the
-    discretization's ripple removed, [Scania thesis] section 7), the raw signal faint behind them
-    when ``raw``; each trace has its own colour and line style."""
+    The discretized model's forces are drawn polygon-filtered (low-pass at half the polygon
+    frequency, the discretization's ripple removed, [Scania thesis] section 7; the filter's
+    settling time cut from both ends), the raw signal faint behind them when ``raw``; the
+    lumped model has no polygon ripple and is drawn as computed. Spans in a row with equal
+    tension share a trace (:func:`span_groups`); each trace has its own colour and line
+    style. The tensioner panel spans at least :data:`TENSIONER_MIN_SPAN_DEG`."""
+    from .units import RPM
+
+    model = model or layout.drive.model
     t = results["time"]
     pulley_names = [p.name for p in layout.pulleys]
     fig, axes = plt.subplots(4, 1, figsize=(9.0, 11.0), sharex=True)
     ax = axes[0]
-    ax.plot(t, np.degrees(results["tensioner_angle_rel"]), color="k")
+    angle = np.degrees(results["tensioner_angle_rel"])
+    ax.plot(t, angle, color="k")
     ax.set_ylabel("tensioner arm angle\nfrom installed [deg]")
+    middle, half = 0.5 * (float(angle.max()) + float(angle.min())), 0.5 * float(angle.max() - angle.min())
+    if half < 0.5 * TENSIONER_MIN_SPAN_DEG:
+        ax.set_ylim(middle - 0.5 * TENSIONER_MIN_SPAN_DEG, middle + 0.5 * TENSIONER_MIN_SPAN_DEG)
     if layout.tensioner is None:
         ax.text(0.5, 0.5, "no tensioner", transform=ax.transAxes, ha="center", va="center")
     filtered_any = False
     panels = [
         (axes[1], [(name, pulley_output_name("hub_force", name)) for name in pulley_names], "hub force |F| [N]", True),
-        (axes[2], [(f"{a} -> {b}", span_output_name("span_tension", a, b)) for a, b in spans(pulley_names)],
-         "span tension [N]", True),
-        (axes[3], [(name, pulley_output_name("speed", name)) for name in pulley_names], "pulley speed [rad/s]", False),
+        (axes[2], span_groups(results, layout), "span tension [N]\n(equal spans in a row: one trace)", True),
+        (axes[3], [(name, pulley_output_name("speed", name)) for name in pulley_names], "pulley speed [rpm]", False),
     ]
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, lines, label, force in panels:
         for k, (name, column) in enumerate(lines):
             style = {"color": colors[k % len(colors)], "linestyle": LINE_STYLES[(k // len(colors) + k) % len(LINE_STYLES)]}
-            smooth = _polygon_filtered(results, layout, column) if force else None
+            values = results[column] if force else results[column] / RPM
+            smooth = _polygon_filtered(results, layout, column) if force and model == "discretized" else None
             if smooth is None:
-                ax.plot(t, results[column], label=name, linewidth=1.0, **style)
+                ax.plot(t, values, label=name, linewidth=1.0, **style)
                 continue
             filtered_any = True
             if raw:
-                ax.plot(t, results[column], linewidth=0.5, alpha=0.2, color=style["color"])
+                ax.plot(t, values, linewidth=0.5, alpha=0.2, color=style["color"])
             ax.plot(t, smooth, label=name, linewidth=1.2, **style)
         ax.set_ylabel(label)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if filtered_any:
-        axes[1].set_title("forces polygon-filtered (below half the polygon frequency)"
-                          + (", raw signal faint" if raw else ""), fontsize=8)
+        axes[1].set_title("forces polygon-filtered (below half the polygon frequency; the filter's settling "
+                          "time left out at both ends)" + (", raw signal faint" if raw else ""), fontsize=8)
     for ax in axes:
         ax.grid(True, linewidth=0.3)
     axes[-1].set_xlabel("time [s]")
-    axes[0].set_title(layout.drive.name)
+    axes[0].set_title(f"{layout.drive.name}: {operating_point_text(results, layout, model)}")
     fig.tight_layout()
     return fig
 
@@ -174,6 +236,29 @@ def plot_results(results, layout, raw: bool = True):
 # ---------------------------------------------------------------------------------------------
 # Engine-speed sweep
 # ---------------------------------------------------------------------------------------------
+
+
+def excitation_text(table) -> str:
+    """The excitation of a sweep's runs, from its table, on two lines: "order 2 speed
+    irregularity +-40 rpm," and "water-pump load 0.2 N.m + 1.2e-05 N.m.s2 w^2"; a setting the
+    study varies reads "varied"."""
+    from .sweep.planning import SETTING_COLUMNS
+
+    def value(setting):
+        cells = {row[SETTING_COLUMNS[setting]] for row in table.rows}
+        if len(cells) != 1:
+            return "varied"
+        cell = cells.pop()
+        try:
+            return f"{float(cell):g}"
+        except ValueError:
+            return cell
+
+    scaling = value("irregularity_scaling")
+    amplitude = f"+-{value('irregularity_rpm')} rpm" + (f" at {value('idle_rpm')} rpm, scaled with 1/rpm"
+                                                         if scaling == "inverse" else "")
+    return (f"order {value('order')} speed irregularity {amplitude},\nwater-pump load "
+            f"{value('water_pump_torque_Nm')} N.m + {value('water_pump_quadratic_Nms2')} N.m.s2 w^2")
 
 
 def plot_sweep(table, layout):
@@ -243,6 +328,7 @@ def plot_sweep(table, layout):
     if layout.tensioner is None:
         axes[0].text(0.5, 0.5, "no tensioner", transform=axes[0].transAxes, ha="center", va="center")
     axes[-1].set_xlabel("crank speed [rpm]")
-    axes[0].set_title(f"{layout.drive.name}: bearing force of {layout.headline_pulley_name}")
+    axes[0].set_title(f"{layout.drive.name}, {layout.drive.model} model, bearing force of "
+                      f"{layout.headline_pulley_name}\n{excitation_text(table)}", fontsize=10)
     fig.tight_layout()
     return fig

@@ -14,15 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.signal import butter, sosfiltfilt
 
-from .model.geometry import BeltPath, cord_radius
+from .model.geometry import drive_polygon_frequency, polygon_frequency  # noqa: F401 (re-exported: read with the filter)
 from .model.outputs import output_specs, statistic_name
-
-
-def polygon_frequency(radius_m: float, speed_rad_per_s: float, n_elements: int, belt_length_m: float) -> float:
-    """Polygon-effect frequency [Hz], ``R w n / l`` ([Scania thesis] eq. 4.14): with ``R w`` the belt
-    speed and ``l / n`` the element length, the number of nodes running onto a pulley per
-    second. R is the pitch (cord) radius of the pulley whose speed w [rad/s] is given."""
-    return radius_m * abs(speed_rad_per_s) * n_elements / belt_length_m
 
 
 def lowpass(signal, sample_interval_s: float, cutoff_hz: float, order: int = 4) -> np.ndarray:
@@ -64,15 +57,6 @@ class Metric:
 def filter_settling_time(cutoff_hz: float) -> float:
     """Time [s] a record must extend beyond the window read from the filtered signal."""
     return FILTER_SETTLING_PERIODS / cutoff_hz
-
-
-def drive_polygon_frequency(layout, crank_speed_rad_per_s: float) -> float:
-    """Polygon frequency [Hz] of a drive, from the crankshaft's cord radius and speed and the
-    installed cord-line belt length, as [Scania thesis] section 7 recommends ("use the crankshaft
-    pulley speed and pitch radii")."""
-    crank = layout.crank_index
-    return polygon_frequency(cord_radius(layout, crank), crank_speed_rad_per_s, layout.belt.n_elements,
-                             BeltPath.from_layout(layout).length)
 
 
 #: the statistics a sweep reports of an output (the registry's ``Output.statistics``): how a

@@ -69,7 +69,8 @@ from .fast_path import EXCHANGE_DESCRIPTION, EXCHANGE_VARIABLE, FastPath
 from .layout import LayoutError, load_layout_data
 from .model.initialization import InitializationError
 from .model.inputs import Input, input_specs
-from .model.outputs import fmu_output_specs
+from .model.geometry import drive_polygon_frequency
+from .model.outputs import fmu_output_specs, pulley_output_name
 from .model.system import BeltDrive, DivergenceError, make_drive
 
 LAYOUT_RESOURCE = "layout.json"
@@ -182,6 +183,7 @@ class BeltDriveSlave(Fmi2Slave):
         self._input: dict[int, Input] = {}  # value reference of an input -> its Input
         self._real_source: dict[int, int | str] = {}  # Real variable -> its output's index, or its attribute
         self._compile_pending = False  # the model's kernels compile at initialization (_note_compile)
+        self._sampling_checked = True  # set False when a model starts: its first step checks the step size
         try:
             self._register_variables()
             self._fast = FastPath(self)  # the native loader's fast path (belt_fmu/fast_path.py)
@@ -293,6 +295,8 @@ class BeltDriveSlave(Fmi2Slave):
                 and abs(current_time - self.time) <= TIME_TOLERANCE * max(1.0, abs(self.time))):
             return self._refuse(f"{call} refused: the FMU is at t = {self.time:.9g} s; a step must start where "
                                 "the last one ended (or restore the state saved at that time)")
+        if not self._sampling_checked:
+            self._check_sampling(step_size)
         try:
             crank = None if self._torque_driven_crank else self.crank_speed
             self.drive.advance(step_size, crank, self.water_pump_torque,
@@ -304,6 +308,26 @@ class BeltDriveSlave(Fmi2Slave):
             return False
         self.time = current_time + step_size  # the host's clock, not a sum of our own roundings
         return True
+
+    def _check_sampling(self, step_size: float) -> None:
+        """Warn, at the first step of a started model, when communication steps of
+        ``step_size`` sample the discretized model's instantaneous outputs below twice the
+        polygon frequency (the belt elements passing the crank pulley, R w n / l, at the crank
+        speed now): the polygon ripple of forces, tensions and torques then aliases into slow
+        beats and spikes the drive does not have. The lumped model has no polygon."""
+        self._sampling_checked = True
+        layout = self.drive.layout
+        if layout.drive.model != "discretized":
+            return
+        crank = layout.pulleys[layout.crank_index].name
+        speed = self.drive.outputs()[pulley_output_name("speed", crank)]
+        polygon = drive_polygon_frequency(layout, speed)
+        if step_size * 2.0 * polygon > 1.0:
+            self.log(f"communication steps of {step_size:.3g} s sample the outputs at {1.0 / step_size:.4g} Hz, below "
+                     f"twice the polygon frequency ({polygon:.4g} Hz at {abs(speed) * 30.0 / math.pi:.0f} rpm): the "
+                     f"polygon ripple aliases into forces, tensions and torques (spikes and slow beats the drive "
+                     f"does not have); step {1.0 / (2.0 * polygon):.3g} s or less, or low-pass filter the outputs",
+                     Fmi2Status.warning)
 
     @fmi_call("fmi2Terminate")
     def terminate(self):
@@ -461,6 +485,7 @@ class BeltDriveSlave(Fmi2Slave):
             self.failure = f"the model did not initialize: {err}"
             return
         self.drive, self._started_with, self.failure = drive, (parameters, inputs), None
+        self._sampling_checked = False  # the first step checks the step size (_check_sampling)
         if self._compile_pending:
             self._compile_pending = False
             self.log(f"compiled and started the model in {time.perf_counter() - started:.0f} s; later loads on "

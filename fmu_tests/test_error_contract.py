@@ -88,7 +88,7 @@ def test_cosim_of_another_fmu_says_it_is_no_belt_fmu(tmp_path, capsys):
 </fmiModelDescription>""")
     status, _, err = run_cli(capsys, "cosim", str(other))
     assert status == EXIT_USAGE
-    assert "(model 'WaterPump') is not a belt_fmu FMU: it lacks input crank_speed, water_pump_torque" in err
+    assert "(model 'WaterPump') is not a belt_fmu FMU: it lacks input crank_speed or engine_torque, water_pump_torque" in err
 
 
 @pytest.mark.parametrize("step, t_end, expected", [
@@ -160,9 +160,14 @@ def test_no_slip_warning_for_a_normal_run(capsys):
 
 
 def test_runaway_pulley_is_reported_as_divergence(capsys):
-    status, _, err = run_cli(capsys, "simulate", "--t-end", "0.4", "--water-pump-torque", "-1000")
+    """-1000 N m drives the pump away already while the drive settles to its operating point,
+    before the run: the message says so, and its time is before the run's start (the settling
+    runs up to t = 0), not a time beyond a run of 0.1 s."""
+    status, _, err = run_cli(capsys, "simulate", "--t-end", "0.1", "--water-pump-torque", "-1000")
     assert status == EXIT_MODEL
     assert "pulley water_pump ran away" in err and "water_pump_torque=-1000.0" in err
+    assert ("while settling to the operating point (crank 800 rpm, water-pump torque -1000 N.m) before the run "
+            "starts at t = 0: pulley water_pump ran away by t = -") in err
 
 
 def test_unexpected_error_is_one_line_and_a_request_to_report(monkeypatch, capsys):

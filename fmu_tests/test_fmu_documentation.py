@@ -34,3 +34,25 @@ def test_documentation_lists_every_variable_with_unit_and_meaning(fmu):
         assert f"<td>{escape(var.get('description') or '')}</td>" in page
         if unit:
             assert f"<td>{unit}</td>" in page
+
+
+def test_the_documented_fmpy_examples_sample_the_polygon_ripple():
+    """The fmpy examples of docs/fmu.md and docs/hosts.md give fmpy its communication step
+    (``output_interval``; fmpy does not use ``step_size`` for a co-simulation FMU, and without
+    an interval doubles the FMU's default step up to 0.8 ms for 0.5 s), at most half the
+    polygon period at the crank speed they run: the built-in drive's R w n / l."""
+    import re
+    from pathlib import Path
+
+    from belt_fmu.layout import load_layout
+    from belt_fmu.model.geometry import drive_polygon_frequency
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    for page in ("fmu.md", "hosts.md"):
+        text = (docs / page).read_text()
+        calls = re.findall(r"simulate_fmu\((.*?)\)\n", text, re.S)
+        assert calls, page
+        for call in calls:
+            interval = float(re.search(r"output_interval=([0-9.e-]+)", call).group(1))
+            speed = float(re.search(r'"crank_speed": ([0-9.]+)', call).group(1))
+            assert interval * 2.0 * drive_polygon_frequency(load_layout(), speed) <= 1.0, (page, call)

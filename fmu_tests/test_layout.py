@@ -179,11 +179,11 @@ BAD_LAYOUTS = {
     # id: (edits of VALID, fragments one reported problem must contain)
     "overlapping-pulleys": (
         [("center_m = [0.12, 0.12]", "center_m = [0.1, 0.05]")],
-        ["pulleys[2].center_m: [0.1, 0.05]", "'tens' and 'crank'", "0.111803 m apart", "must be > 0.1145 m"],
+        ["pulleys.tens.center_m: [0.1, 0.05] overlaps pulley 'crank'", "'tens' and 'crank'", "0.111803 m apart", "must be > 0.1145 m"],
     ),
     "negative-radius": (
         [("radius_m = 0.03\n", "radius_m = -0.03\n")],
-        ["pulleys[1].radius_m: -0.03 must be in (0, 2]"],
+        ["pulleys.alternator.radius_m: -0.03 must be in (0, 2]"],
     ),
     "missing-value": (
         [("thickness_m = 4.5e-3\n", "")],
@@ -191,7 +191,7 @@ BAD_LAYOUTS = {
     ),
     "missing-inertia": (
         [("inertia_kgm2 = 3.0e-3\n", "")],
-        ["pulleys[1].inertia_kgm2: missing; required for role 'accessory', a number > 0"],
+        ["pulleys.alternator.inertia_kgm2: missing; required for role 'accessory', a number > 0"],
     ),
     "unknown-key": (
         [("axial_stiffness_N", "axial_stiffnes")],
@@ -199,7 +199,7 @@ BAD_LAYOUTS = {
     ),
     "unknown-pulley-key": (
         [('side = "back"', 'side = "back"\ncolour = "red"')],
-        ["pulleys[2].colour: unknown key; allowed keys: name, role, center_m, radius_m, side"],
+        ["pulleys.tens.colour: unknown key; allowed keys: name, role, center_m, radius_m, side"],
     ),
     "unknown-table": (
         [("[contact]", "[belts]\nfoo = 1\n\n[contact]")],
@@ -221,15 +221,15 @@ BAD_LAYOUTS = {
     "bool-for-number": ([("mu = 0.5", "mu = true")], ["friction.mu: True must be a number in (0, 5]"]),
     "string-for-number": (
         [("radius_m = 0.03\n", 'radius_m = "0.03"\n')],
-        ["pulleys[1].radius_m: '0.03' must be a number in (0, 2]"],
+        ["pulleys.alternator.radius_m: '0.03' must be a number in (0, 2]"],
     ),
     "bad-point": (
         [("center_m = [0.25, 0.1]", "center_m = [0.25]")],
-        ["pulleys[1].center_m: [0.25] must be [x, y], two numbers in [-10, 10] m"],
+        ["pulleys.alternator.center_m: [0.25] must be [x, y], two numbers in [-10, 10] m"],
     ),
     "bad-enum": (
         [('side = "back"', 'side = "front"')],
-        ["pulleys[2].side: 'front' must be one of 'ribbed', 'back'"],
+        ["pulleys.tens.side: 'front' must be one of 'ribbed', 'back'"],
     ),
     "bad-name": (
         [('name = "tens"', 'name = "2 tens"')],
@@ -241,7 +241,7 @@ BAD_LAYOUTS = {
     ),
     "two-crankshafts": (
         [('role = "accessory"', 'role = "crankshaft"')],
-        ["pulleys[1].role: 'crankshaft' repeats the role of pulleys[0]", "exactly one pulley must have role 'crankshaft'"],
+        ["pulleys.alternator.role: 'crankshaft' repeats the role of pulley 'crank'", "exactly one pulley must have role 'crankshaft'"],
     ),
     "no-crankshaft": (
         [('role = "crankshaft"', 'role = "idler"')],
@@ -249,7 +249,7 @@ BAD_LAYOUTS = {
     ),
     "tensioner-pulley-without-table": (
         [("[tensioner]", "[tensionner]")],
-        ["tensioner: missing table; required because pulleys[2] has role 'tensioner'"],
+        ["tensioner: missing table; required because pulley 'tens' has role 'tensioner'"],
     ),
     "tensioner-table-without-pulley": (
         [('role = "tensioner"', 'role = "idler"')],
@@ -257,7 +257,7 @@ BAD_LAYOUTS = {
     ),
     "pivot-at-pulley-centre": (
         [("pivot_m = [0.08, 0.2]", "pivot_m = [0.12, 0.12]")],
-        ["tensioner.pivot_m: [0.12, 0.12] must differ from pulleys[2].center_m"],
+        ["tensioner.pivot_m: [0.12, 0.12] must differ from pulleys.tens.center_m"],
     ),
     "stop-on-wrong-side": (
         [("spring_rate_Nm_per_rad = 40.0", "spring_rate_Nm_per_rad = 40.0\nstop_min_rad = 0.1")],
@@ -297,26 +297,26 @@ BAD_LAYOUTS = {
     "torque-table-not-increasing": (
         [("[0, 100, 400]", "[0, 400, 100]")],
         [
-            "pulleys[1].torque_table_speed_rad_per_s: [0, 400, 100]",
+            "pulleys.alternator.torque_table_speed_rad_per_s: [0, 400, 100]",
             "must be an array of at least 2 numbers >= 0, strictly increasing",
         ],
     ),
     "torque-table-lengths-differ": (
         [("[0.5, 1.0, 3.0]", "[0.5, 1.0]")],
-        ["pulleys[1].torque_table_Nm: [0.5, 1.0]", "must have as many entries as torque_table_speed_rad_per_s (3)"],
+        ["pulleys.alternator.torque_table_Nm: [0.5, 1.0]", "must have as many entries as torque_table_speed_rad_per_s (3)"],
     ),
     "torque-table-half-given": (
         [("torque_table_Nm = [0.5, 1.0, 3.0]\n", "")],
-        ["pulleys[1].torque_table_Nm: missing; give both torque_table_speed_rad_per_s and torque_table_Nm"],
+        ["pulleys.alternator.torque_table_Nm: missing; give both torque_table_speed_rad_per_s and torque_table_Nm"],
     ),
     "torque-table-too-short": (
         [("[0, 100, 400]", "[0]"), ("[0.5, 1.0, 3.0]", "[0.5]")],
-        ["pulleys[1].torque_table_Nm: [0.5] must be an array of at least 2 numbers"],
+        ["pulleys.alternator.torque_table_Nm: [0.5] must be an array of at least 2 numbers"],
     ),
     "torque-table-wrong-role": (
         [("inertia_kgm2 = 5.0e-4", "inertia_kgm2 = 5.0e-4\ntorque_table_speed_rad_per_s = [0, 1]\ntorque_table_Nm = [1, 1]")],
         [
-            "pulleys[2].torque_table_speed_rad_per_s: [0, 1] not allowed for role 'tensioner'",
+            "pulleys.tens.torque_table_speed_rad_per_s: [0, 1] not allowed for role 'tensioner'",
             "a torque table is only for roles 'accessory' or 'water_pump'",
         ],
     ),
@@ -342,7 +342,7 @@ def test_all_problems_reported_at_once(tmp_path):
         )
     )
     problems = load_problems(path)
-    fields = ["pulleys[1].radius_m", "friction.mu", "tensioner.spring_rate:", "tensioner.spring_rate_Nm_per_rad:"]
+    fields = ["pulleys.alternator.radius_m", "friction.mu", "tensioner.spring_rate:", "tensioner.spring_rate_Nm_per_rad:"]
     assert len(problems) == len(fields), "\n".join(problems)
     assert all(any(f in p for p in problems) for f in fields)
 

@@ -33,14 +33,14 @@ def with_port(data, index=2, name=None):
 
 # ------------------------------------------------------------------ layout rules
 @pytest.mark.parametrize("change, field, allowed", [
-    (lambda d: d["pulleys"][4].update(load="input"), "pulleys[4].load", "the water pump has its input"),
-    (lambda d: d["pulleys"][3].update(load="input"), "pulleys[3].load", "not allowed for role 'idler'"),
-    (lambda d: d["pulleys"][0].update(load="input"), "pulleys[0].load", 'drive.crank_input = "torque"'),
-    (lambda d: d["pulleys"][2].update(load="input"), "pulleys[2].torque_table_speed_rad_per_s",
+    (lambda d: d["pulleys"][4].update(load="input"), "pulleys.water_pump.load", "the water pump has its input"),
+    (lambda d: d["pulleys"][3].update(load="input"), "pulleys.idler1.load", "not allowed for role 'idler'"),
+    (lambda d: d["pulleys"][0].update(load="input"), "pulleys.crank.load", 'drive.crank_input = "torque"'),
+    (lambda d: d["pulleys"][2].update(load="input"), "pulleys.alternator1.torque_table_speed_rad_per_s",
      'not allowed with load = "input"'),
-    (lambda d: with_port(d, 2, "engine"), "pulleys[2].name", "would clash"),
-    (lambda d: d["pulleys"][2].update(load="bogus"), "pulleys[2].load", "must be one of 'table', 'input'"),
-    (lambda d: d["drive"].update(crank_input="torque"), "pulleys[0].inertia_kgm2", "torque-driven crankshaft"),
+    (lambda d: with_port(d, 2, "engine"), "pulleys.engine.name", "would clash"),
+    (lambda d: d["pulleys"][2].update(load="bogus"), "pulleys.alternator1.load", "must be one of 'table', 'input'"),
+    (lambda d: d["drive"].update(crank_input="torque"), "pulleys.crank.inertia_kgm2", "torque-driven crankshaft"),
     (lambda d: d["drive"].update(crank_input="power"), "drive.crank_input", "must be one of 'speed', 'torque'"),
 ])
 def test_port_and_causality_rules_name_the_field(change, field, allowed):

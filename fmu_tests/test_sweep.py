@@ -115,7 +115,7 @@ def test_short_sweep_writes_table_and_plot_and_amplitudes_grow_with_the_excitati
     assert status == 0
     assert "ran 9 runs" in out and "irregularity_rpm=40:" in out
     table = SweepTable.read(csv)
-    for column in ("rpm", "irregularity_rpm", "status", "tensioner_amplitude [rad]", "tensioner_amplitude_deg [deg]",
+    for column in ("rpm", "irregularity [rpm]", "status", "tensioner_amplitude [rad]", "tensioner_amplitude_deg [deg]",
                    "bearing_force_max [N]", "bearing_force_min [N]", "span_tension_idler2_crank_min [N]",
                    "slip_alternator1_mean [1]", "polygon_frequency [Hz]", "filter_cutoff [Hz]"):
         assert column in table.columns
@@ -204,7 +204,7 @@ def test_a_failed_run_is_recorded_with_its_parameters_and_the_others_kept(tmp_pa
     assert figure.read_bytes().startswith(PNG_SIGNATURE)  # the failed run marked on it
     err = capsys.readouterr().err
     assert "run rpm=2300.0, water_pump_torque_Nm=2000.0: ValueError: water_pump_torque" in err
-    rows = {row["water_pump_torque_Nm"]: row for row in SweepTable.read(csv).rows}
+    rows = {row["water_pump_torque_static [N.m]"]: row for row in SweepTable.read(csv).rows}
     assert rows["2000.0"]["status"] == "failed" and "outside the allowed range" in rows["2000.0"]["error"]
     assert rows["2000.0"]["tensioner_amplitude [rad]"] == ""
     assert rows["0.2"]["status"] == "ok" and float(rows["0.2"]["tensioner_amplitude [rad]"]) > 0.0
@@ -247,3 +247,22 @@ def test_sweep_options_are_checked_before_anything_runs(tmp_path, capsys):
     assert "belt.nope: unknown key" in capsys.readouterr().err
     assert main(["sweep", "--settle-cycles", "1"]) == EXIT_USAGE
     assert "must be >= 2" in capsys.readouterr().err
+
+
+def test_every_column_with_a_unit_names_it_in_brackets():
+    """One header convention, the results table's: ``name [unit]``. The run settings once
+    carried their unit in the name (``water_pump_torque_Nm`` next to the derived
+    ``water_pump_torque [N.m]``). Columns without a unit: the speed (named by its unit),
+    the layout key paths of a study (the layout file's names), the digest, the layout file,
+    the status, the error and the scaling's name."""
+    import re
+
+    study = plan(load_layout(), [800.0], RunSettings(), [parse_variation("belt.pretension_N=400,500")])
+    unitless = {"rpm", "belt.pretension_N", "layout_sha256", "layout", "status", "error", "irregularity_scaling"}
+    suffix = re.compile(r"_(Nm|Nms2|rpm|s|N|deg|rad|Hz)$")  # a unit written into a name
+    for column in study.columns:
+        if column in unitless or column.startswith("tensioner_amplitude_deg"):  # a metric of its own (the deg one)
+            continue
+        name, unit = re.fullmatch(r"([a-z0-9_]+) \[([^\]]+)\]", column).groups()
+        assert not suffix.search(name), column
+    assert "water_pump_torque_static [N.m]" in study.columns and "water_pump_torque [N.m]" in study.columns

@@ -104,8 +104,9 @@ def plot_modes(result, count: int = 6):
         bars.tick_params(labelsize=7)
         bars.grid(True, axis="x", linewidth=0.3)
     point = result.point
-    fig.suptitle(f"{layout.drive.name}: modes at {point.rpm:g} rpm (belt red, pulley marks blue, arm green; "
-                 f"arm friction {_friction(result.arm_friction)})", fontsize=10)
+    fig.suptitle(f"{layout.drive.name}: modes at crank {point.rpm:g} rpm, water-pump torque "
+                 f"{point.water_pump_torque:g} N.m, discretized model linearized\n(belt red, pulley marks blue, arm "
+                 f"green; arm friction {_friction(result.arm_friction)})", fontsize=10)
     fig.tight_layout(rect=(0.0, 0.0, 1.0, 1.0 - 0.3 / rows))
     return fig
 
@@ -127,11 +128,12 @@ def _color(classification: str, spans: list[str]):
     return "0.5"
 
 
-def plot_campbell(result, layout):
+def plot_campbell(result, layout, water_pump_torque: float | None = None):
     """Natural frequencies over crank speed, each mode's curve (:func:`belt_fmu.analysis.
     campbell.branches`) a line coloured by its classification (:func:`_color`; heavily damped
     stretches dashed and light), the engine-order lines (black, dashed) and their crossings
-    (circles, labelled with their rpm)."""
+    (circles, labelled with their rpm); the title names the water-pump torque the modes were
+    computed at, if given."""
     from .campbell import branches
     from .modes import span_label
 
@@ -169,7 +171,9 @@ def plot_campbell(result, layout):
     ax.set_xlabel("crank speed [rpm]")
     ax.set_ylabel("natural frequency [Hz]")
     ax.set_title(f"{layout.drive.name}: Campbell diagram (orders {', '.join(f'{q:g}' for q in result.orders)}; "
-                 f"dashed and light: damping above {100 * HEAVY_DAMPING:g} %)", fontsize=10)
+                 f"dashed and light: damping above {100 * HEAVY_DAMPING:g} %), discretized model linearized"
+                 + (f"\nat water-pump torque {water_pump_torque:g} N.m" if water_pump_torque is not None else ""),
+                 fontsize=10)
     ax.grid(True, linewidth=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()

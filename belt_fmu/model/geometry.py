@@ -152,3 +152,19 @@ class BeltPath:
                 p, q = data
                 out.append(p + np.linspace(0.0, 1.0, m)[:, None] * (q - p))
         return np.vstack(out)
+
+
+def polygon_frequency(radius_m: float, speed_rad_per_s: float, n_elements: int, belt_length_m: float) -> float:
+    """Polygon-effect frequency [Hz], ``R w n / l`` ([Scania thesis] eq. 4.14): with ``R w`` the belt
+    speed and ``l / n`` the element length, the number of nodes running onto a pulley per
+    second. R is the pitch (cord) radius of the pulley whose speed w [rad/s] is given."""
+    return radius_m * abs(speed_rad_per_s) * n_elements / belt_length_m
+
+
+def drive_polygon_frequency(layout, crank_speed_rad_per_s: float) -> float:
+    """Polygon frequency [Hz] of a drive, from the crankshaft's cord radius and speed and the
+    installed cord-line belt length, as [Scania thesis] section 7 recommends ("use the crankshaft
+    pulley speed and pitch radii")."""
+    crank = layout.crank_index
+    return polygon_frequency(cord_radius(layout, crank), crank_speed_rad_per_s, layout.belt.n_elements,
+                             BeltPath.from_layout(layout).length)

@@ -60,7 +60,7 @@ def span_problems(path: BeltPath, names, source: str) -> list[str]:
     for j in range(n):
         if not (MIN_WRAP_MARGIN < path.wrap_angle[j] < TWO_PI - MIN_WRAP_MARGIN):
             problems.append(
-                f"{source}: pulleys[{j}].center_m: wrap angle of {names[j]} is "
+                f"{source}: pulleys.{names[j]}.center_m: wrap angle of {names[j]} is "
                 f"{path.wrap_angle[j]:.4g} rad; the belt must wrap every pulley by an angle in "
                 f"(0, 2 pi): check the pulley order, sides and crank_rotation"
             )
@@ -227,7 +227,7 @@ def _rigid_body_rate_problems(layout) -> list[str]:
             continue
         c = pulley.bearing_damping_Nms_per_rad
         if c > limit * pulley.inertia_kgm2:
-            problems.append(f"{layout.source}: pulleys[{j}].bearing_damping_Nms_per_rad: {c!r} is too large for "
+            problems.append(f"{layout.source}: pulleys.{pulley.name}.bearing_damping_Nms_per_rad: {c!r} is too large for "
                             f"the inertia {pulley.inertia_kgm2!r} kg m^2 of {pulley.name}; must be <= "
                             f"{limit * pulley.inertia_kgm2:.4g} (a damping time I / c of at least {MAX_STEP:g} s)")
     tensioner = layout.tensioner

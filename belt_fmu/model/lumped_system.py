@@ -35,7 +35,7 @@ from .inputs import check_input_table, input_specs
 from .outputs import output_specs
 from .parameters import translate, translate_lumped
 from .roots import brent_root
-from .system import SETTLE_TIME, DivergenceError, check_inputs, compiled_entry
+from .system import SETTLE_TIME, DivergenceError, check_inputs, compiled_entry, settling
 from .tensioner import spring_torque
 
 
@@ -215,7 +215,9 @@ class LumpedDrive:
         self.time = 0.0
         self._bind()
         if settle_time > 0.0:
-            self.advance(settle_time, crank_speed, water_pump_torque)
+            self.time = -settle_time  # the run starts at 0
+            with settling(crank_speed, water_pump_torque):
+                self.advance(settle_time, crank_speed, water_pump_torque)
             self.time = 0.0
         else:
             self.evaluate_outputs()

@@ -54,6 +54,19 @@ class DivergenceError(RuntimeError):
     """The integration produced non-finite values or tore the belt apart."""
 
 
+@contextlib.contextmanager
+def settling(crank_speed: float, water_pump_torque: float):
+    """A failure while a drive settles to its operating point before a run (``reset``, the
+    drive's clock running up to 0 from minus the settling time) says so, with the operating
+    point: "while settling to the operating point ..." (the failure's own time, negative, is
+    then before the run's start)."""
+    try:
+        yield
+    except DivergenceError as err:
+        raise DivergenceError(f"while settling to the operating point (crank {crank_speed / RPM:.6g} rpm, water-pump "
+                              f"torque {water_pump_torque:g} N.m) before the run starts at t = 0: {err}") from None
+
+
 class BeltDrive:
     """A belt drive built from a layout: reset it, advance it, read its outputs.
 
@@ -162,14 +175,17 @@ class BeltDrive:
             roles = self.parameters.roles[0]
             roles["crank_speed_input"] = 1  # settle at this crank speed, whatever drives the crank
             record = self.parameters.tensioner[0]
+            ratchet = self.geometry.tensioner >= 0 and not record["friction_away"] == record["friction_toward"] == 0.0
+            self.time = -(settle_time + (RATCHET_TIME if ratchet else 0.0))  # the run starts at 0
             try:
-                if self.geometry.tensioner < 0 or record["friction_away"] == record["friction_toward"] == 0.0:
-                    self._advance(settle_time, crank_speed, water_pump_torque, ports)
-                else:
-                    with self._arm_without_friction():
+                with settling(crank_speed, water_pump_torque):
+                    if not ratchet:
                         self._advance(settle_time, crank_speed, water_pump_torque, ports)
-                    with self._light_arm():
-                        self._advance(RATCHET_TIME, crank_speed, water_pump_torque, ports)
+                    else:
+                        with self._arm_without_friction():
+                            self._advance(settle_time, crank_speed, water_pump_torque, ports)
+                        with self._light_arm():
+                            self._advance(RATCHET_TIME, crank_speed, water_pump_torque, ports)
             finally:
                 roles["crank_speed_input"] = 0 if self.torque_driven_crank else 1
         self.time = 0.0

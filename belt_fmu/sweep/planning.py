@@ -110,8 +110,22 @@ class RunSettings:
         return self.irregularity_rpm
 
 
-#: run settings, by name: the table's parameter columns and the names a study may vary
+#: run settings, by name: the names a study may vary (``--vary``)
 SETTINGS = tuple(f.name for f in dataclasses.fields(RunSettings))
+#: each run setting's column in the results table, ``name [unit]`` as every other column with a
+#: unit (the unit in brackets, not in the name); a setting without a unit keeps its name
+SETTING_COLUMNS = {
+    "order": "order [1]",
+    "irregularity_rpm": "irregularity [rpm]",
+    "irregularity_scaling": "irregularity_scaling",
+    "idle_rpm": "idle_speed [rpm]",
+    "water_pump_torque_Nm": "water_pump_torque_static [N.m]",
+    "water_pump_quadratic_Nms2": "water_pump_torque_quadratic [N.m.s2]",
+    "settle_cycles": "settle_cycles [1]",
+    "cycles": "cycles [1]",
+    "max_output_interval_s": "max_output_interval [s]",
+}
+assert tuple(SETTING_COLUMNS) == SETTINGS, "a column for every run setting"
 
 
 def crank_speed_signal(rpm: float, amplitude_rpm: float, order: float) -> Callable[[float], float]:
@@ -303,7 +317,7 @@ class Plan:
     @property
     def key_columns(self) -> tuple[str, ...]:
         """The columns that identify a run: its parameters and the layout's digest."""
-        return ("rpm", *self.edit_paths, *SETTINGS, "layout_sha256")
+        return ("rpm", *self.edit_paths, *SETTING_COLUMNS.values(), "layout_sha256")
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -322,7 +336,7 @@ class Plan:
         returns), as text."""
         edits = dict(run.variant)
         row = {"rpm": run.rpm, **{path: edits[path] for path in self.edit_paths},
-               **{name: getattr(run.settings, name) for name in SETTINGS},
+               **{column: getattr(run.settings, name) for name, column in SETTING_COLUMNS.items()},
                "layout_sha256": self.digest, "layout": self.layout.source,
                "irregularity_amplitude [rpm]": run.irregularity_amplitude,
                "water_pump_torque [N.m]": run.water_pump_torque, "output_interval [s]": run.output_interval,

@@ -78,14 +78,17 @@ class SweepTable:
 
     def cases(self) -> list[tuple[str, list[dict[str, str]]]]:
         """The rows grouped by study variant, each group sorted by speed, with its label:
-        "name=value, ..." of the parameters other than rpm that differ between rows ("" if
-        none do)."""
+        "name=value, ..." of the parameters other than rpm that differ between rows, named as
+        ``--vary`` names them ("" if none do)."""
         rows = self.sorted().rows
         varied = [c for c in self.key_columns if c != "rpm" and len({row[c] for row in rows}) > 1]
         groups: dict[tuple, list] = {}
         for row in rows:
             groups.setdefault(tuple(row[c] for c in varied), []).append(row)
-        return [(", ".join(f"{c}={_short(v)}" for c, v in zip(varied, values)), group)
+        from .planning import SETTING_COLUMNS
+
+        names = {column: name for name, column in SETTING_COLUMNS.items()}  # labelled as --vary names them
+        return [(", ".join(f"{names.get(c, c)}={_short(v)}" for c, v in zip(varied, values)), group)
                 for values, group in groups.items()]
 
 

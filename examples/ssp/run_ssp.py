@@ -18,15 +18,21 @@ on this interpreter.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
 
-from ssp_file import RECORDED, filtered_bearing_force, fixed_steps, read_ssp, results_table, summary
+import numpy as np
 
-#: panels of :func:`plot_results`: column, label
-PANELS = (("engine.crank_speed", "crank speed [rad/s]"), ("belt.crank_torque", "crank torque [N m]"),
-          ("belt.tensioner_angle", "tensioner angle [rad]"), ("belt.bearing_force", "bearing force idler1 [N]"))
+from ssp_file import RECORDED, belt_layout, filtered_bearing_force, fixed_steps, read_ssp, results_table, summary
+
+#: panels of :func:`figure`: column, label, factor from the recorded SI value to the one drawn
+#: (speeds in rpm and the tensioner in deg, as the belt-fmu command line shows them)
+PANELS = (("engine.crank_speed", "crank speed [rpm]", 30.0 / math.pi),
+          ("belt.crank_torque", "crank torque [N.m]", 1.0),
+          ("belt.tensioner_angle", "tensioner angle [deg]", 180.0 / math.pi),
+          ("belt.bearing_force", "bearing force idler1 [N]", 1.0))
 
 
 def run_libcosim(ssp_path, t_end: float | None = None):
@@ -99,28 +105,44 @@ def _all_samples(observer, index: int, reference: int, n_steps: int) -> tuple[li
     return times, samples
 
 
-def plot_results(results, path, reference=None, labels=("libcosim", "fmpy loop")):
+def figure(results, reference=None, labels=("libcosim", "fmpy loop")):
     """Four panels over time (crank speed, crank torque, tensioner angle, bearing force), with
-    ``reference`` (another run of the same system) drawn dashed over it; written to
-    ``path`` atomically. The bearing force is also drawn as it is read, filtered
-    (:func:`ssp_file.filtered_bearing_force`)."""
-    from belt_fmu.plots import plt, save_figure
+    ``reference`` (another run of the same system) drawn dashed over it. The bearing force is
+    also drawn as it is read, low-pass filtered below the belt model's polygon frequency
+    (:func:`ssp_file.filtered_bearing_force`). The title names the operating point (mean
+    crank speed, the firing order and the speed amplitude the engine was given, the mean
+    water-pump torque) and the belt FMU's model."""
+    from belt_fmu.plots import plt
 
     fig, axes = plt.subplots(len(PANELS), 1, sharex=True, figsize=(8, 9))
-    for ax, (column, label) in zip(axes, PANELS):
-        ax.plot(results["time"], results[column], lw=0.8, label=labels[0])
+    for ax, (column, label, factor) in zip(axes, PANELS):
+        ax.plot(results["time"], factor * results[column], lw=0.8, label=labels[0])
         if reference is not None:
-            ax.plot(reference["time"], reference[column], lw=0.8, ls="--", label=labels[1])
+            ax.plot(reference["time"], factor * reference[column], lw=0.8, ls="--", label=labels[1])
         ax.set_ylabel(label)
         ax.grid(True, lw=0.3)
     force, cutoff = filtered_bearing_force(results)
-    axes[-1].plot(results["time"], force, color="k", lw=1.2, label=f"{labels[0]}, low-pass {cutoff:.0f} Hz")
+    axes[-1].plot(results["time"], force, color="k", lw=1.2, label=f"{labels[0]}, low-pass {cutoff:.0f} Hz "
+                  "(half the polygon frequency)")
     for ax in (axes[0], axes[-1]):
         ax.legend(loc="upper right", fontsize="small")
     axes[-1].set_xlabel("time [s]")
-    fig.suptitle(f"{results.system.path.name}: engine, belt drive, water pump and alternator")
+    parameters = results.parameters
+    rpm = float(np.mean(results["engine.crank_speed"])) * 30.0 / math.pi
+    fig.suptitle(f"{results.system.path.name}: engine, belt drive, water pump and alternator\n"
+                 f"crank {rpm:.0f} rpm mean, order {parameters['engine.irregularity_order']:g} firing pulsation "
+                 f"(+-{parameters['engine.irregularity_amplitude'] * 30.0 / math.pi:.3g} rpm engine alone)\n"
+                 f"water-pump torque {np.mean(results['pump.water_pump_torque']):.3g} N.m mean; belt FMU: "
+                 f"{belt_layout(results.system).drive.model} model", fontsize=9)
     fig.tight_layout()
-    return save_figure(fig, path)
+    return fig
+
+
+def plot_results(results, path, reference=None, labels=("libcosim", "fmpy loop")):
+    """:func:`figure` written to ``path`` atomically."""
+    from belt_fmu.plots import save_figure
+
+    return save_figure(figure(results, reference, labels), path)
 
 
 def main(argv=None) -> int:
