@@ -223,13 +223,12 @@ class LumpedDrive:
             self.evaluate_outputs()
 
     def _bind(self) -> None:
-        """Resolve the compiled :func:`belt_fmu.model.lumped.run` and
-        :func:`~belt_fmu.model.lumped.report` for these argument types once
-        (:func:`belt_fmu.model.system.compiled_entry`): through the dispatcher, typing the
-        arguments takes about 9 us per call of run, longer than a 1 ms communication step of
-        this model takes, and numba types the parameters (a named tuple) in Python at every
-        call, which kept growing memory: about 14 kB per 1000 restored FMU states, each of
-        which reports the outputs (issue 38)."""
+        """Resolve the compiled :func:`belt_fmu.model.lumped.run`, ``run_samples`` and
+        ``report`` for these argument types once (:func:`belt_fmu.model.system.
+        compiled_entry`): through the dispatcher, typing the arguments takes about 9 us per
+        call of run, longer than a 1 ms communication step of this model takes, and numba
+        types the parameters (a named tuple) in Python at every call, which kept growing
+        memory: about 14 kB per 1000 restored FMU states, each of which reports the outputs."""
         self._run = compiled_entry(lumped.run, (self.y, self.work, self._so, self._wo, self.parameters, self.belt,
                                                 0, float(self.dt), 0.0, 0.0, self.output_values))
         self._run_samples = compiled_entry(lumped.run_samples, (
