@@ -190,7 +190,9 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
         return torque if j == 1 else signals.get(spec.name, _zero)
 
     n_out = int(round(t_end / output_interval))
-    times = np.arange(n_out + 1) * (t_end / n_out)
+    # the output interval itself where it divides t_end, as a master's fixed step would be
+    interval = output_interval if abs(n_out * output_interval - t_end) <= 1e-9 * t_end else t_end / n_out
+    times = np.arange(n_out + 1) * interval
     # the inputs at every sample time; sample k's interval runs at those of its start
     samples = np.empty((n_out + 1, len(drive.inputs)))
     for j, spec in enumerate(drive.inputs):
@@ -204,7 +206,7 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
     while done < n_out:
         stop = min(n_out, done + chunk)
         start = time.perf_counter()
-        drive.advance_sampled(t_end / n_out, samples[done:stop], table[done + 1:stop + 1])
+        drive.advance_sampled(interval, samples[done:stop], table[done + 1:stop + 1])
         elapsed = time.perf_counter() - start
         wall += elapsed
         done = stop
