@@ -228,7 +228,7 @@ def plot_results(results, layout, raw: bool = True, model: str | None = None):
     for ax in axes:
         ax.grid(True, linewidth=0.3)
     axes[-1].set_xlabel("time [s]")
-    axes[0].set_title(f"{layout.drive.name}: {operating_point_text(results, layout, model)}")
+    axes[0].set_title(f"{layout.drive.name}\n{operating_point_text(results, layout, model)}", fontsize=10)
     fig.tight_layout()
     return fig
 
