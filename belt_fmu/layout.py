@@ -82,6 +82,8 @@ MAX_MASS_PER_LENGTH = 10.0  # [kg/m] (a 6PK belt: 0.1 kg/m; the heaviest flat po
 MAX_FRICTION_COEFFICIENT = 5.0
 SPRING_RATE_RANGE_NM_PER_RAD = (0.1, 1.0e5)
 MAX_TENSIONER_TORQUE_NM = 1.0e3
+#: [N m] a pulley bearing's Coulomb drag: a rolling bearing with its seals drags 0.01-0.5 N m
+MAX_BEARING_FRICTION_NM = 100.0
 #: elements the model accepts at most: the cost of a step grows with them (the default
 #: drive's 150 run faster than real time; 2000 take ~15 times longer per step, and the step
 #: shrinks with the element length, see belt_fmu.model.layout_checks.MIN_TIME_STEP)
@@ -361,6 +363,7 @@ class Pulley:
     side: str = _key(_Choice(("ribbed", "back")), "ribbed")  # belt side touching the pulley
     inertia_kgm2: float = _key(NON_NEGATIVE, 0.0)  # polar inertia [kg m^2]
     bearing_damping_Nms_per_rad: float = _key(NON_NEGATIVE, 1.0e-4)  # viscous bearing loss
+    bearing_friction_torque_Nm: float = _key(_Real(ge=0.0, le=MAX_BEARING_FRICTION_NM), 0.0)  # Coulomb bearing drag
     torque_table_speed_rad_per_s: tuple[float, ...] | None = _key(_Series(NON_NEGATIVE, True), None)
     torque_table_Nm: tuple[float, ...] | None = _key(_Series(), None)  # load torque [N m]
     load: str = _key(_Choice(PULLEY_LOADS), "table")  # "input": load torque from the input {name}_torque

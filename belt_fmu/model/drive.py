@@ -20,6 +20,7 @@ PULLEY = np.dtype(
         ("sense", "f8"),  # +1 turns CCW in normal running, -1 CW
         ("inertia", "f8"),  # polar inertia [kg m^2] (a speed-driven crankshaft: unused)
         ("bearing_damping", "f8"),  # viscous bearing loss [N m s/rad]
+        ("bearing_friction", "f8"),  # Coulomb bearing drag [N m], against the rotation
         ("effective_mu", "f8"),  # friction coefficient of the belt on it: ribbed mu / sin(phi/2)
         ("table_start", "i8"),  # its load-torque table: rows [start, stop) of the load table
         ("table_stop", "i8"),
@@ -64,9 +65,10 @@ def pulley_loads(roles, pulley, index, omega, water_pump_torque, port_torque, ta
     Load torques are given positive against the pulley's rotation (the water-pump input, the
     pulley's input ``port_torque``, the accessory tables at the current running speed); they
     resist motion whichever way it goes and cannot drive the pulley backwards. A negative
-    value is a torque driving the pulley in its running direction.
+    value is a torque driving the pulley in its running direction. The bearing's Coulomb drag
+    is one of the resisting torques (so its sign is regularized as theirs is).
     """
-    resisting = 0.0
+    resisting = pulley.bearing_friction
     driving = 0.0
     if index == roles.water_pump:
         if water_pump_torque >= 0.0:
@@ -123,14 +125,14 @@ def accelerate_pulleys(p, s, w, dt, water_pump_torque):
 
 def steady_load_torques(parameters, speeds, water_pump_torque: float, port_torque=None) -> np.ndarray:
     """Load torque of every pulley [N m] running steadily at ``speeds`` [rad/s], against its
-    rotation: bearing loss, the water-pump input, the pulleys' inputs ``port_torque`` (p,)
+    rotation: bearing loss (viscous and Coulomb), the water-pump input, the pulleys' inputs ``port_torque`` (p,)
     and the accessory tables (0 for the crank, which drives)."""
     roles = parameters.roles[0]
     torques = np.zeros(len(speeds))
     for j, pulley in enumerate(parameters.pulleys):
         if j == roles["crank"]:
             continue
-        torques[j] = pulley["bearing_damping"] * speeds[j]
+        torques[j] = pulley["bearing_damping"] * speeds[j] + pulley["bearing_friction"]
         if port_torque is not None:
             torques[j] += port_torque[j]
         if j == roles["water_pump"]:

@@ -138,6 +138,7 @@ def _pulleys(layout) -> tuple[np.ndarray, np.ndarray]:
         speed_driven = pulley.role == "crankshaft" and not layout.torque_driven_crank
         r["inertia"] = 1.0 if speed_driven else pulley.inertia_kgm2
         r["bearing_damping"] = pulley.bearing_damping_Nms_per_rad
+        r["bearing_friction"] = pulley.bearing_friction_torque_Nm
         r["effective_mu"] = effective_mu(layout, pulley)
         r["table_start"] = len(rows)
         if pulley.torque_table_speed_rad_per_s is not None:
