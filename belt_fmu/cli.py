@@ -367,10 +367,9 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _layout_command(args) -> int:
-    from .layout import load_layout
     from .model.geometry import BeltPath, cord_radius
 
-    layout = load_layout(args.layout)
+    layout = _load_layout(args.layout)
     _check_outputs(args.error, args.layout or layout.source, {"--plot": args.plot})
     path = BeltPath.from_layout(layout)
     names = [p.name for p in layout.pulleys]
@@ -418,12 +417,11 @@ def _layout_command(args) -> int:
 
 
 def _simulate_command(args) -> int:
-    from .layout import load_layout
     from .simulation import simulate
 
     if args.output_interval > args.t_end:
         args.error(f"argument --output-interval: {args.output_interval:g} s must be <= --t-end ({args.t_end:g} s)")
-    layout = load_layout(args.layout)
+    layout = _load_layout(args.layout)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
     if args.friction is not None:
         layout = dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, law=args.friction))
@@ -580,6 +578,16 @@ def _bounds_problem(variable):
 
 #: samples per polygon period below which instantaneous outputs alias (Nyquist)
 NYQUIST = 2.0
+
+
+def _load_layout(path):
+    """The layout at ``path`` (None: the built-in one), its checks' warnings printed on stderr."""
+    from .layout import load_layout
+
+    layout = load_layout(path)
+    for warning in layout.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return layout
 
 
 def _print_alias_warning(results, layout, model: str, interval: float, option: str) -> None:
@@ -751,7 +759,6 @@ def _add_sweep_parser(commands, layout_help: str) -> None:
 
 
 def _sweep_command(args) -> int:
-    from .layout import load_layout
     from .sweep import default_workers, parse_values, parse_variation, plan, sweep
 
     try:
@@ -761,7 +768,7 @@ def _sweep_command(args) -> int:
         args.error(f"argument --rpm/--vary: {err}")
     if (args.resume or args.overwrite) and args.out is None:
         args.error("argument --resume/--overwrite: give the table with --out")
-    layout = _with_model(load_layout(args.layout), args.model)
+    layout = _with_model(_load_layout(args.layout), args.model)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot},
                    table_suffixes=(".csv",))
     if args.out is not None and Path(args.out).exists() and not (args.resume or args.overwrite):
@@ -972,7 +979,6 @@ def _load_ripple(args, layout):
 
 def _response_command(args) -> int:
     from .analysis.response import Excitation, check_excitation, response
-    from .layout import load_layout
     from .sweep import parse_values
 
     try:
@@ -983,7 +989,7 @@ def _response_command(args) -> int:
 
     if not all(RPM_RANGE[0] < r <= RPM_RANGE[1] for r in rpms):
         args.error(f"argument --rpm: {args.rpm!r}: speeds must lie in ({RPM_RANGE[0]:g}, {RPM_RANGE[1]:.0f}] rpm")
-    layout = load_layout(args.layout)
+    layout = _load_layout(args.layout)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
     ripple = _load_ripple(args, layout)
     excitation = Excitation(_excitation_settings(args), *(ripple or ()))
@@ -1071,9 +1077,8 @@ def _arm_friction(args, point):
 
 def _operating_point_command(args) -> int:
     from .analysis.operating_point import operating_point, report
-    from .layout import load_layout
 
-    layout = load_layout(args.layout)
+    layout = _load_layout(args.layout)
     point = operating_point(layout, args.rpm, args.water_pump_torque)
     print(f"layout: {layout.source}")
     print(report(point, _table))
@@ -1108,9 +1113,8 @@ def _check_arm_excitation(args, layout) -> None:
 def _modes_command(args) -> int:
     from .analysis.modes import HEAVY_DAMPING, modes, report
     from .analysis.operating_point import operating_point
-    from .layout import load_layout
 
-    layout = load_layout(args.layout)
+    layout = _load_layout(args.layout)
     _check_outputs(args.error, args.layout or layout.source, {"--plot": args.plot})
     _check_arm_excitation(args, layout)
     start = time.perf_counter()
@@ -1142,7 +1146,6 @@ def _campbell_command(args) -> int:
     from .analysis.campbell import campbell, write_csv
     from .analysis.modes import HEAVY_DAMPING
     from .analysis.response import Excitation
-    from .layout import load_layout
     from .sweep import default_workers, parse_values
 
     try:
@@ -1157,7 +1160,7 @@ def _campbell_command(args) -> int:
         args.error(f"argument --orders: {args.orders!r}: give comma-separated numbers, e.g. 2,4")
     if not all(q > 0 and (2 * q).is_integer() for q in orders):
         args.error(f"argument --orders: {args.orders!r}: each order must be a multiple of 0.5 > 0")
-    layout = load_layout(args.layout)
+    layout = _load_layout(args.layout)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
     _check_arm_excitation(args, layout)
     workers = min(args.workers or default_workers(), len(rpms))

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .model.inputs import CRANK_SPEED_RANGE
-from .model.layout_checks import geometry_problems
+from .model.layout_checks import geometry_problems, layout_warnings
 
 try:
     import tomllib
@@ -305,6 +305,8 @@ class Belt:
     n_elements: int = _key(_Integer(ge=12, le=MAX_ELEMENTS))  # number of beam elements
     pretension_N: float | None = _key(POSITIVE, None)  # installation span tension [N]
     unstretched_length_m: float | None = _key(POSITIVE, None)  # unstretched cord length [m]
+    length_m: float | None = _key(POSITIVE, None)  # declared effective length (data sheet) [m], for a check
+    length_tolerance_m: float | None = _key(POSITIVE, None)  # its tolerance [m]; required with length_m
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -462,6 +464,9 @@ class Layout:
     pulleys: tuple[Pulley, ...]
     tensioner: Tensioner | None = None
     source: str = field(default="<string>", compare=False)
+    #: what the layout's checks warn of (belt_fmu.model.layout_checks.layout_warnings), each a
+    #: line "{source}: {field}: ..."; the command line prints them as "warning: ..."
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def headline_pulley_name(self) -> str:
@@ -855,6 +860,14 @@ def _check_overlap(report: _Report, pulleys: list[dict[str, Any]], thickness: fl
                 )
 
 
+def _check_length_tolerance(report: _Report, belt: Any) -> None:
+    if isinstance(belt, dict) and "length_m" in belt and "length_tolerance_m" not in belt:
+        report.note("belt.length_tolerance_m", "missing; required with length_m (the data sheet's length "
+                    "tolerance, for the check of the declared length against the geometry)")
+    elif isinstance(belt, dict) and "length_tolerance_m" in belt and "length_m" not in belt:
+        report.note("belt.length_m", "missing; length_tolerance_m is its tolerance: give both or neither")
+
+
 def validate(data: dict, source: str) -> list[str]:
     """All problems of the parsed layout ``data`` (the dict tomllib returns), each one line
     "{source}: {field}: ...". An empty list means a Layout can be built from ``data``.
@@ -888,6 +901,7 @@ def validate(data: dict, source: str) -> list[str]:
     _check_pivot(report, valid.get("tensioner", {}), pulleys)
     _check_preload(report, valid.get("belt", {}), data.get("tensioner"))
     _check_overlap(report, pulleys, valid.get("belt", {}).get("thickness_m"))
+    _check_length_tolerance(report, data.get("belt"))
     return report.problems
 
 
@@ -945,6 +959,7 @@ def load_layout_data(data: dict, source: str = "<data>") -> Layout:
     problems = geometry_problems(layout)
     if problems:
         raise LayoutError(source, problems)
+    object.__setattr__(layout, "warnings", tuple(layout_warnings(layout)))
     return layout
 
 

@@ -456,3 +456,70 @@ def test_field_bounds_refuse_what_is_not_a_number():
         field_bounds("friction", "law")
     with pytest.raises(KeyError, match="no key 'pretension' in \\[belt\\]"):
         field_bounds("belt", "pretension")
+
+
+# ---------------------------------------------------------------------------------------------
+# Order and sense (belt_fmu.model.layout_checks): crossing spans, the tensioner's side
+# ---------------------------------------------------------------------------------------------
+
+
+def _default_with(rotation="ccw", reverse=False):
+    """The built-in drive with its crank turned ``rotation``, its pulleys after the crank
+    listed in reverse if ``reverse``."""
+    layout = load_layout()
+    pulleys = layout.pulleys[:1] + (layout.pulleys[:0:-1] if reverse else layout.pulleys[1:])
+    data = dataclasses.replace(layout, pulleys=pulleys,
+                               drive=dataclasses.replace(layout.drive, crank_rotation=rotation)).to_data()
+    return data
+
+
+def test_neighbouring_spans_that_cross_are_refused_naming_both():
+    """The built-in drive with the crank turned clockwise but the pulleys in the same order:
+    the back-side idlers and tensioner now lie inside the loop, the belt 245 mm longer, and
+    two pairs of neighbouring spans cross (tensioner -> alternator1 with alternator1 -> idler1,
+    water_pump -> alternator2 with alternator2 -> idler2); each is named."""
+    from belt_fmu.layout import load_layout_data
+    with pytest.raises(LayoutError) as err:
+        load_layout_data(_default_with("cw"), "d.toml")
+    crossing = [p for p in err.value.problems if "crosses the span" in p]
+    assert "the span tensioner -> alternator1 crosses the span alternator1 -> idler1" in crossing[0]
+    assert "the span water_pump -> alternator2 crosses the span alternator2 -> idler2" in crossing[1]
+    assert len(crossing) == 2
+
+
+def test_the_built_in_drive_has_no_warnings():
+    assert load_layout().warnings == ()
+
+
+def test_reversed_travel_order_warns_of_the_tensioner_on_the_tight_side():
+    """Reversing the travel order with the crank turned the other way is the same drawing, a
+    valid drive, but the tensioner follows the loads instead of preceding them: it sits on
+    the crank's tight span. A warning names the tensioner pulley."""
+    from belt_fmu.layout import load_layout_data
+    layout = load_layout_data(_default_with("cw", reverse=True), "d.toml")
+    assert len(layout.warnings) == 1
+    assert layout.warnings[0].startswith("d.toml: pulleys.tensioner: the tensioner is on the tight side")
+
+
+def test_tensioner_on_tight_side_follows_the_tension_rise():
+    """By hand, 1 N m on alternator1 alone (cord radius 29.2 mm): the tension rises by
+    1 / 0.0292 = 34.2 N across it. In the built-in order (crank, tensioner, alternator1, ...)
+    both of the tensioner's spans lie before the rise, at 0 N above the slack span: mean
+    0 < 34.2 / 2, slack side. In the reversed order (..., alternator1, tensioner, crank)
+    both lie after it, at 34.2 N: mean 34.2 > 17.1, tight side. No load: no side."""
+    from belt_fmu.model.layout_checks import tensioner_on_tight_side
+    layout = load_layout()
+    names = [p.name for p in layout.pulleys]
+    torques = [0.0] * len(names)
+    torques[names.index("alternator1")] = 1.0
+    assert not tensioner_on_tight_side(layout, torques)
+    assert not tensioner_on_tight_side(layout, [0.0] * len(names))
+    reversed_layout = load_layout_text(_reversed_toml())
+    torques = [0.0] * len(names)
+    torques[[p.name for p in reversed_layout.pulleys].index("alternator1")] = 1.0
+    assert tensioner_on_tight_side(reversed_layout, torques)
+
+
+def _reversed_toml():
+    from belt_fmu.layout import load_layout_data
+    return load_layout_data(_default_with("cw", reverse=True)).to_toml()

@@ -81,7 +81,9 @@ def span_problems(path: BeltPath, names, source: str) -> list[str]:
                     f"in travel order with the side the belt touches"
                 )
         for c in range(a + 1, n):
-            if c in ((a + 1) % n, (a - 1) % n):
+            # neighbouring spans meet at a pulley and cross only if the belt wraps it wrongly;
+            # in a 2-pulley drive the two spans of a crossed belt cross by design
+            if n == 2:
                 continue
             if _segments_cross(p, q, *spans[c]):
                 problems.append(
@@ -102,6 +104,98 @@ def _segments_cross(p1, q1, p2, q2) -> bool:
         return (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
 
     return (orient(p1, q1, p2) * orient(p1, q1, q2) < 0.0) and (orient(p2, q2, p1) * orient(p2, q2, q1) < 0.0)
+
+
+#: [rad/s] crank speed of the layout's own duty point for :func:`layout_warnings`: the command
+#: line's default --rpm, 800 rpm (an idling engine)
+CHECK_CRANK_SPEED = 800.0 * math.pi / 30.0
+
+
+def steady_loads(layout, crank_speed: float, water_pump_torque: float = 0.0) -> np.ndarray:
+    """Load torque [N m] of every pulley (0 for the crank) running steadily without slip at
+    the crank speed ``crank_speed`` [rad/s]: bearing damping and friction, the torque table
+    (linear, held at its ends: as belt_fmu.model.drive.table_torque) and the water-pump
+    torque; each pulley turns at ``crank_speed r_crank / r_j`` (cord radii)."""
+    path = BeltPath.from_layout(layout)
+    crank = layout.crank_index
+    torques = np.zeros(len(layout.pulleys))
+    for j, pulley in enumerate(layout.pulleys):
+        if j == crank:
+            continue
+        speed = crank_speed * path.radii[crank] / path.radii[j]
+        torques[j] = pulley.bearing_damping_Nms_per_rad * speed + pulley.bearing_friction_torque_Nm
+        if pulley.torque_table_Nm is not None:
+            torques[j] += float(np.interp(speed, pulley.torque_table_speed_rad_per_s, pulley.torque_table_Nm))
+        if pulley.role == "water_pump":
+            torques[j] += water_pump_torque
+    return torques
+
+
+def tensioner_on_tight_side(layout, load_torques=None) -> bool:
+    """Whether the tensioner sits on the crank's tight side under ``load_torques`` [N m] (one
+    per pulley, against its rotation; default: the layout's own loads at
+    :data:`CHECK_CRANK_SPEED`, :func:`steady_loads`).
+
+    In steady running the tension rises by load torque / cord radius across each driven
+    pulley, from the crank's slack span (leaving it) to its tight span (arriving at it)
+    (torque balance, Euler-Eytelwein: docs/references.md R4). The tensioner is on the tight
+    side when the mean tension of its two spans lies above the middle of that rise: more of
+    the load lies between the crank's slack span and the tensioner than after it. False
+    without a tensioner or without load."""
+    t = layout.tensioner_index
+    if t is None:
+        return False
+    if load_torques is None:
+        load_torques = steady_loads(layout, CHECK_CRANK_SPEED)
+    path = BeltPath.from_layout(layout)
+    p, crank = path.n_pulleys, layout.crank_index
+    rise = np.zeros(p)  # tension of span j (pulley j -> j + 1) above the slack span
+    for k in range(1, p):
+        j = (crank + k) % p
+        rise[j] = rise[j - 1] + load_torques[j] / path.radii[j]
+    total = rise[(crank - 1) % p]
+    return bool(total > 0.0 and 0.5 * (rise[t - 1] + rise[t]) > 0.5 * total)
+
+
+def effective_length(layout) -> float:
+    """The belt's unstretched effective length [m] the layout's geometry implies: the
+    installed cord path's, unstretched by the pretension (``L / (1 + T0 / EA)``, or the
+    layout's unstretched length), less the cord offset times the net wrap of the ribbed side
+    (the effective line runs ``cord_offset_m`` inside the cord on a ribbed pulley, outside
+    on a back-side one; along a span the two are parallel)."""
+    path = BeltPath.from_layout(layout)
+    belt = layout.belt
+    if belt.unstretched_length_m is not None:
+        cord = belt.unstretched_length_m
+    else:
+        cord = path.length / (1.0 + belt.pretension_N / belt.axial_stiffness_N)
+    ribbed = np.array([p.side == "ribbed" for p in layout.pulleys])
+    net_wrap = float(path.wrap_angle[ribbed].sum() - path.wrap_angle[~ribbed].sum())
+    return cord - belt.cord_offset_m * net_wrap
+
+
+def layout_warnings(layout) -> list[str]:
+    """What a valid layout may get wrong without being impossible, as readable lines
+    "{source}: {field}: ...": the tensioner on the tight side of the crank at the layout's
+    own duty point (:func:`tensioner_on_tight_side`), a declared belt length
+    (``belt.length_m``) off the geometry's by more than its tolerance."""
+    warnings = []
+    if tensioner_on_tight_side(layout):
+        t = layout.pulleys[layout.tensioner_index].name
+        warnings.append(
+            f"{layout.source}: pulleys.{t}: the tensioner is on the tight side of the crank at "
+            f"{CHECK_CRANK_SPEED * 30.0 / math.pi:g} rpm with the layout's loads (it carries more than half of the "
+            f"tension rise the loads make): check the pulley order against the belt's travel and "
+            f"drive.crank_rotation; a tensioner belongs on the crank's slack side")
+    belt = layout.belt
+    if belt.length_m is not None:
+        implied = effective_length(layout)
+        if abs(implied - belt.length_m) > belt.length_tolerance_m:
+            warnings.append(
+                f"{layout.source}: belt.length_m: {belt.length_m!r} m differs from the effective length the "
+                f"geometry implies, {implied:.6g} m, by {1e3 * (belt.length_m - implied):+.4g} mm (tolerance "
+                f"+-{1e3 * belt.length_tolerance_m:g} mm): check the pulley positions, diameters and order")
+    return warnings
 
 
 def geometry_problems(layout) -> list[str]:
