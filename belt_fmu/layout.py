@@ -27,6 +27,7 @@ from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .model import datasheet
 from .model.inputs import CRANK_SPEED_RANGE
 from .model.layout_checks import geometry_problems, layout_warnings
 
@@ -84,6 +85,8 @@ SPRING_RATE_RANGE_NM_PER_RAD = (0.1, 1.0e5)
 MAX_TENSIONER_TORQUE_NM = 1.0e3
 #: [N m] a pulley bearing's Coulomb drag: a rolling bearing with its seals drags 0.01-0.5 N m
 MAX_BEARING_FRICTION_NM = 100.0
+#: [kW] an accessory's power: a belt starter-generator reaches 15-25 kW
+MAX_POWER_KW = 1.0e3
 #: elements the model accepts at most: the cost of a step grows with them (the default
 #: drive's 150 run faster than real time; 2000 take ~15 times longer per step, and the step
 #: shrinks with the element length, see belt_fmu.model.layout_checks.MIN_TIME_STEP)
@@ -300,13 +303,22 @@ class Belt:
     bending_damping_Nm2s: float = _key(NON_NEGATIVE, 1.0e-7)  # moment += c_b * curvature rate [N m^2 s]
     transverse_damping_Ns_per_m2: float = _key(NON_NEGATIVE, 5.0)  # span vibration damping per length
     thickness_m: float = _key(_Real(gt=0.0, le=MAX_THICKNESS_M))  # total belt height h [m]
-    cord_offset_m: float = _key(NON_NEGATIVE, 1.0e-3)  # ribbed contact line to cord line [m], <= h
+    cord_offset_m: float = _key(NON_NEGATIVE, 1.0e-3)  # ribbed contact (effective) line to cord line [m], <= h
+    back_cord_distance_m: float | None = _key(NON_NEGATIVE, None)  # back to cord line [m]; None: h - cord offset
     groove_angle_rad: float = _key(_Real(gt=0.0, le=math.pi), 0.6981317)  # poly-V angle phi (pi: flat)
     n_elements: int = _key(_Integer(ge=12, le=MAX_ELEMENTS))  # number of beam elements
     pretension_N: float | None = _key(POSITIVE, None)  # installation span tension [N]
     unstretched_length_m: float | None = _key(POSITIVE, None)  # unstretched cord length [m]
     length_m: float | None = _key(POSITIVE, None)  # declared effective length (data sheet) [m], for a check
     length_tolerance_m: float | None = _key(POSITIVE, None)  # its tolerance [m]; required with length_m
+
+    @property
+    def back_cord_distance(self) -> float:
+        """Distance [m] from the belt's back to its cord line: ``back_cord_distance_m``, else
+        ``thickness_m - cord_offset_m``."""
+        if self.back_cord_distance_m is not None:
+            return self.back_cord_distance_m
+        return self.thickness_m - self.cord_offset_m
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -361,13 +373,22 @@ class Pulley:
     name: str = _key(_Name())  # unique
     role: str = _key(_Choice(("crankshaft", "water_pump", "accessory", "idler", "tensioner")))
     center_m: tuple[float, float] = _key(_Point())  # centre (tensioner: installed position) [m]
-    radius_m: float = _key(_Real(gt=0.0, le=MAX_RADIUS_M))  # radius of the surface the belt touches [m]
+    # radius of the surface the belt touches [m] (ribbed: the effective radius); or one of the
+    # data-sheet diameters below, converted to it on loading (belt_fmu.model.datasheet)
+    radius_m: float | None = _key(_Real(gt=0.0, le=MAX_RADIUS_M), None)
     side: str = _key(_Choice(("ribbed", "back")), "ribbed")  # belt side touching the pulley
+    pitch_diameter_m: float | None = _key(_Real(gt=0.0, le=2.0 * MAX_RADIUS_M), None)  # cord-line diameter
+    effective_diameter_m: float | None = _key(_Real(gt=0.0, le=2.0 * MAX_RADIUS_M), None)  # ribbed side only
+    outside_diameter_m: float | None = _key(_Real(gt=0.0, le=2.0 * MAX_RADIUS_M), None)  # back side only
     inertia_kgm2: float = _key(NON_NEGATIVE, 0.0)  # polar inertia [kg m^2]
     bearing_damping_Nms_per_rad: float = _key(NON_NEGATIVE, 1.0e-4)  # viscous bearing loss
     bearing_friction_torque_Nm: float = _key(_Real(ge=0.0, le=MAX_BEARING_FRICTION_NM), 0.0)  # Coulomb bearing drag
     torque_table_speed_rad_per_s: tuple[float, ...] | None = _key(_Series(NON_NEGATIVE, True), None)
     torque_table_Nm: tuple[float, ...] | None = _key(_Series(), None)  # load torque [N m]
+    # or the load as power at speeds > 0 (data sheet), converted to a torque table on loading
+    power_table_speed_rad_per_s: tuple[float, ...] | None = _key(_Series(POSITIVE, True, min_length=1), None)
+    power_table_kW: tuple[float, ...] | None = _key(_Series(_Real(ge=-MAX_POWER_KW, le=MAX_POWER_KW),
+                                                            min_length=1), None)
     load: str = _key(_Choice(PULLEY_LOADS), "table")  # "input": load torque from the input {name}_torque
 
 
@@ -379,7 +400,7 @@ class Tensioner:
 
     pivot_m: tuple[float, float] = _key(_Point())  # arm pivot [m]
     arm_inertia_kgm2: float = _key(POSITIVE)  # arm + pulley about the pivot [kg m^2]
-    spring_rate_Nm_per_rad: float = _key(SPRING_RATE)  # torsional spring rate k
+    spring_rate_Nm_per_rad: float | None = _key(SPRING_RATE, None)  # torsional spring rate k; or the data sheet's
     preload_Nm: float | None = _key(_Real(gt=0.0, le=MAX_TENSIONER_TORQUE_NM), None)  # None: from the pretension
     damping_Nms_per_rad: float = _key(NON_NEGATIVE, 0.0)  # viscous damping
     friction_torque_Nm: float = _key(TENSIONER_TORQUE, 0.0)  # Coulomb torque, arm moving off the belt
@@ -389,6 +410,15 @@ class Tensioner:
     stop_max_rad: float = _key(_Real(gt=0.0), 0.35)  # end stop, above the installed angle
     stop_stiffness_Nm_per_rad: float = _key(POSITIVE, 2.0e3)
     stop_damping_Nms_per_rad: float = _key(NON_NEGATIVE, 1.0)
+    # the data-sheet form (instead of spring_rate_Nm_per_rad, preload_Nm, stop_min_rad, stop_max_rad),
+    # converted on loading (belt_fmu.model.datasheet): angles on the maker's scale [deg]
+    free_arm_angle_deg: float | None = _key(_Real(ge=-360.0, le=360.0), None)
+    nominal_arm_angle_deg: float | None = _key(_Real(ge=-360.0, le=360.0), None)  # installed
+    load_stop_angle_deg: float | None = _key(_Real(ge=-360.0, le=360.0), None)
+    free_arm_torque_Nm: float | None = _key(TENSIONER_TORQUE, None)  # spring torque at the free arm
+    spring_rate_Nm_per_deg: float | None = _key(_Real(ge=math.radians(SPRING_RATE_RANGE_NM_PER_RAD[0]),
+                                                      le=math.radians(SPRING_RATE_RANGE_NM_PER_RAD[1])), None)
+    arm_length_m: float | None = _key(_Real(gt=0.0, le=MAX_COORDINATE_M), None)  # checked against the drawing
 
     def __post_init__(self):
         if self.friction_torque_return_Nm is None:
@@ -664,6 +694,9 @@ def _check_belt(report: _Report, belt: Any, valid: dict[str, Any]) -> None:
     thickness = valid.get("thickness_m")
     if offset is not None and thickness is not None and offset > thickness:
         report.bad("belt.cord_offset_m", offset, f"must be <= thickness_m ({thickness!r})")
+    back = valid.get("back_cord_distance_m")
+    if back is not None and thickness is not None and back > thickness:
+        report.bad("belt.back_cord_distance_m", back, f"must be <= thickness_m ({thickness!r})")
 
 
 def _check_friction(report: _Report, friction: Any, valid: dict[str, Any]) -> None:
@@ -860,6 +893,90 @@ def _check_overlap(report: _Report, pulleys: list[dict[str, Any]], thickness: fl
                 )
 
 
+def _check_sizes(report: _Report, pulleys: list[dict[str, Any]], raw: list) -> None:
+    """Exactly one size key per pulley, on a side it is for."""
+    keys = datasheet.PULLEY_SIZE_KEYS
+    for i, (valid, pulley) in enumerate(zip(pulleys, raw)):
+        if not isinstance(pulley, dict):
+            continue
+        path = pulley_path(raw, i)
+        given = [k for k in keys if k in pulley]
+        if not given:
+            report.note(f"{path}.radius_m", f"missing; give exactly one of {', '.join(keys)}")
+        for key in given[1:]:
+            report.bad(f"{path}.{key}", pulley[key], f"conflicts with {given[0]} = {pulley[given[0]]!r}; "
+                       f"give exactly one of {', '.join(keys)}")
+        side = valid.get("side", "ribbed") if "side" not in pulley or "side" in valid else None
+        for key in given:
+            needed = datasheet.SIZE_KEY_SIDES[key]
+            if needed is not None and side is not None and side != needed:
+                other = "outside_diameter_m" if needed == "ribbed" else "effective_diameter_m"
+                report.bad(f"{path}.{key}", pulley[key], f"is for a pulley with side = {needed!r}; this one has "
+                           f"side = {side!r}: give {other} or pitch_diameter_m")
+
+
+def _check_power_table(report: _Report, pulleys: list[dict[str, Any]], raw: list) -> None:
+    """A power table: both keys, as many powers as speeds, not with a torque table or an input."""
+    speed_key, power_key = datasheet.POWER_KEYS
+    for i, (valid, pulley) in enumerate(zip(pulleys, raw)):
+        if not isinstance(pulley, dict):
+            continue
+        path = pulley_path(raw, i)
+        given = [k for k in datasheet.POWER_KEYS if k in pulley]
+        if not given:
+            continue
+        role = valid.get("role")
+        torque = [k for k in datasheet.TORQUE_KEYS if k in pulley]
+        if role is not None and role not in TORQUE_TABLE_ROLES:
+            report.bad(f"{path}.{given[0]}", pulley[given[0]], f"not allowed for role {role!r}; a power table is "
+                       "only for roles " + " or ".join(repr(r) for r in TORQUE_TABLE_ROLES))
+        elif torque:
+            report.bad(f"{path}.{given[0]}", pulley[given[0]], f"conflicts with {torque[0]}; give the load as a "
+                       "torque table or as a power table, not both")
+        elif valid.get("load") == "input":
+            report.bad(f"{path}.{given[0]}", pulley[given[0]], 'not allowed with load = "input" (the load torque '
+                       "is the input); remove the table or the load key")
+        elif len(given) == 1:
+            missing = power_key if given[0] == speed_key else speed_key
+            report.note(f"{path}.{missing}", f"missing; give both {speed_key} and {power_key}")
+        elif speed_key in valid and power_key in valid and len(valid[speed_key]) != len(valid[power_key]):
+            report.bad(f"{path}.{power_key}", valid[power_key],
+                       f"must have as many entries as {speed_key} ({len(valid[speed_key])})")
+
+
+def _check_tensioner_form(report: _Report, tensioner: Any, valid: dict[str, Any],
+                          pulleys: list[dict[str, Any]]) -> None:
+    """One form of the tensioner's spring and stops: the model's or the data sheet's, whole."""
+    if not isinstance(tensioner, dict):
+        return
+    sheet = [k for k in datasheet.TENSIONER_DATASHEET_KEYS if k in tensioner]
+    model = [k for k in datasheet.TENSIONER_MODEL_KEYS if k in tensioner]
+    if not sheet:
+        if "spring_rate_Nm_per_rad" not in tensioner:
+            report.note("tensioner.spring_rate_Nm_per_rad", "missing; required, a number in "
+                        f"[{_fmt(SPRING_RATE_RANGE_NM_PER_RAD[0])}, {_fmt(SPRING_RATE_RANGE_NM_PER_RAD[1])}] (or give "
+                        "the data-sheet form: " + ", ".join(datasheet.TENSIONER_DATASHEET_REQUIRED) + ")")
+        return
+    for key in model:
+        report.bad(f"tensioner.{key}", tensioner[key], f"conflicts with the data-sheet form's {sheet[0]} = "
+                   f"{tensioner[sheet[0]]!r}; give either {', '.join(datasheet.TENSIONER_MODEL_KEYS)} or "
+                   f"the data-sheet keys {', '.join(datasheet.TENSIONER_DATASHEET_REQUIRED)}")
+    for key in datasheet.TENSIONER_DATASHEET_REQUIRED:
+        if key not in tensioner:
+            report.note(f"tensioner.{key}", f"missing; required in the data-sheet form (given: {', '.join(sheet)})")
+    free, nominal, stop = (valid.get(k) for k in datasheet.TENSIONER_DATASHEET_REQUIRED[:3])
+    if None not in (free, nominal, stop) and not (min(free, stop) < nominal < max(free, stop)):
+        report.bad("tensioner.nominal_arm_angle_deg", nominal, f"must lie strictly between free_arm_angle_deg "
+                   f"({free!r}) and load_stop_angle_deg ({stop!r})")
+    length, pivot = valid.get("arm_length_m"), valid.get("pivot_m")
+    centers = [p.get("center_m") for p in pulleys if p.get("role") == "tensioner"]
+    if length is not None and pivot is not None and centers and centers[0] is not None:
+        drawn = math.dist(pivot, centers[0])
+        if abs(drawn - length) > datasheet.ARM_LENGTH_TOLERANCE:
+            report.bad("tensioner.arm_length_m", length, f"must equal the drawing's arm length, |tensioner pulley "
+                       f"center_m - pivot_m| = {drawn:.6g} m, within {datasheet.ARM_LENGTH_TOLERANCE:g} m")
+
+
 def _check_length_tolerance(report: _Report, belt: Any) -> None:
     if isinstance(belt, dict) and "length_m" in belt and "length_tolerance_m" not in belt:
         report.note("belt.length_tolerance_m", "missing; required with length_m (the data sheet's length "
@@ -868,12 +985,38 @@ def _check_length_tolerance(report: _Report, belt: Any) -> None:
         report.note("belt.length_m", "missing; length_tolerance_m is its tolerance: give both or neither")
 
 
+def _check_converted(report: _Report, data: dict, model: dict) -> None:
+    """The model keys the data-sheet keys converted to within their rules; a problem names
+    the data-sheet key it came from."""
+    offset, back = datasheet.belt_offsets(model["belt"], _fields(Belt)["cord_offset_m"].default)
+    for i, (pulley, converted) in enumerate(zip(data["pulleys"], model["pulleys"])):
+        key = next(k for k in datasheet.PULLEY_SIZE_KEYS if k in pulley)
+        if key != "radius_m" and not field_rule("pulleys", "radius_m").within(converted["radius_m"]):
+            report.bad(f"{pulley_path(data['pulleys'], i)}.{key}", pulley[key],
+                       f"gives the pulley radius {converted['radius_m']:.6g} m (cord offsets {offset:g} m ribbed, "
+                       f"{back:g} m back); the radius must be {field_rule('pulleys', 'radius_m').bounds}")
+    tensioner = data.get("tensioner")
+    if isinstance(tensioner, dict) and datasheet.TENSIONER_DATASHEET_REQUIRED[0] in tensioner:
+        for key in datasheet.TENSIONER_MODEL_KEYS:
+            value = model["tensioner"][key]
+            allowed = field_rule("tensioner", key).problem(value)
+            if allowed is not None:
+                report.bad("tensioner", {k: tensioner[k] for k in datasheet.TENSIONER_DATASHEET_REQUIRED},
+                           f"gives {key} = {value:.6g}, which {allowed}")
+
+
 def validate(data: dict, source: str) -> list[str]:
     """All problems of the parsed layout ``data`` (the dict tomllib returns), each one line
     "{source}: {field}: ...". An empty list means a Layout can be built from ``data``.
 
     Checks every rule of docs/layout-format.md except whether the belt can wrap the pulleys,
     which needs the geometry (see :func:`load_layout_text`)."""
+    return _validate(data, source)[0]
+
+
+def _validate(data: dict, source: str) -> tuple[list[str], dict | None]:
+    """:func:`validate`'s problems, and when there are none the layout's data with its
+    data-sheet keys converted to the model's (:func:`belt_fmu.model.datasheet.model_data`)."""
     report = _Report(source)
     for name in data:
         if name not in TABLES:
@@ -900,9 +1043,19 @@ def validate(data: dict, source: str) -> list[str]:
         report.bad(path, value, what)
     _check_pivot(report, valid.get("tensioner", {}), pulleys)
     _check_preload(report, valid.get("belt", {}), data.get("tensioner"))
-    _check_overlap(report, pulleys, valid.get("belt", {}).get("thickness_m"))
+    raw = data.get("pulleys") if isinstance(data.get("pulleys"), list) else []
+    _check_sizes(report, pulleys, raw)
+    _check_power_table(report, pulleys, raw)
+    _check_tensioner_form(report, data.get("tensioner"), valid.get("tensioner", {}), pulleys)
     _check_length_tolerance(report, data.get("belt"))
-    return report.problems
+    thickness = valid.get("belt", {}).get("thickness_m")
+    if report.problems:
+        _check_overlap(report, pulleys, thickness)
+        return report.problems, None
+    model = datasheet.model_data(data, _fields(Belt)["cord_offset_m"].default)
+    _check_converted(report, data, model)
+    _check_overlap(report, model["pulleys"], thickness)
+    return report.problems, (None if report.problems else model)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -944,7 +1097,7 @@ def load_layout_data(data: dict, source: str = "<data>") -> Layout:
     """Validate and build a layout from its parsed form (what TOML or :meth:`Layout.to_data`
     gives); raises LayoutError with every problem, including whether the belt can wrap the
     pulleys in the given order."""
-    problems = validate(data, source)
+    problems, data = _validate(data, source)
     if problems:
         raise LayoutError(source, problems)
     layout = Layout(

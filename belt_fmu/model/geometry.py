@@ -28,15 +28,17 @@ TWO_PI = 2.0 * np.pi
 
 
 def cord_radius(layout, index: int) -> float:
-    """Radius [m] of the belt cord line on pulley ``index``.
-
-    Ribbed side: pulley radius + cord offset; back side: pulley radius + (thickness - offset).
-    """
+    """Radius [m] of the belt cord line on pulley ``index`` (:func:`side_cord_radius`)."""
     pulley = layout.pulleys[index]
     belt = layout.belt
-    if pulley.side == "ribbed":
-        return pulley.radius_m + belt.cord_offset_m
-    return pulley.radius_m + belt.thickness_m - belt.cord_offset_m
+    return side_cord_radius(pulley.radius_m, pulley.side, belt.cord_offset_m, belt.back_cord_distance)
+
+
+def side_cord_radius(radius: float, side: str, cord_offset: float, back_cord_distance: float) -> float:
+    """Cord-line radius [m] of a pulley of ``radius`` touched by the belt's ``side``: ribbed,
+    radius + cord offset (the effective line differential, docs/layout-format.md); back,
+    radius + the belt's back-to-cord distance."""
+    return radius + (cord_offset if side == "ribbed" else back_cord_distance)
 
 
 def crank_sense(layout) -> int:
