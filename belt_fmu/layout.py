@@ -869,7 +869,8 @@ def _check_pivot(report: _Report, tensioner: dict[str, Any], pulleys: list[dict[
 
 def _check_preload(report: _Report, belt: dict[str, Any], tensioner: Any) -> None:
     """Without a pretension the spring preload cannot be derived ([Scania thesis] eqs. 12.23-12.24)."""
-    if isinstance(tensioner, dict) and "preload_Nm" not in tensioner and "unstretched_length_m" in belt:
+    given = isinstance(tensioner, dict) and ("preload_Nm" in tensioner or "free_arm_torque_Nm" in tensioner)
+    if isinstance(tensioner, dict) and not given and "unstretched_length_m" in belt:
         report.note("tensioner.preload_Nm", "missing; required when the belt is given by "
                    "unstretched_length_m (it is derived from pretension_N otherwise)")
 
@@ -945,7 +946,7 @@ def _check_power_table(report: _Report, pulleys: list[dict[str, Any]], raw: list
 
 
 def _check_tensioner_form(report: _Report, tensioner: Any, valid: dict[str, Any],
-                          pulleys: list[dict[str, Any]]) -> None:
+                          pulleys: list[dict[str, Any]], belt: Any) -> None:
     """One form of the tensioner's spring and stops: the model's or the data sheet's, whole."""
     if not isinstance(tensioner, dict):
         return
@@ -964,7 +965,11 @@ def _check_tensioner_form(report: _Report, tensioner: Any, valid: dict[str, Any]
     for key in datasheet.TENSIONER_DATASHEET_REQUIRED:
         if key not in tensioner:
             report.note(f"tensioner.{key}", f"missing; required in the data-sheet form (given: {', '.join(sheet)})")
-    free, nominal, stop = (valid.get(k) for k in datasheet.TENSIONER_DATASHEET_REQUIRED[:3])
+    if "nominal_arm_angle_deg" not in tensioner and isinstance(belt, dict) and "pretension_N" not in belt:
+        report.note("tensioner.nominal_arm_angle_deg", "missing; required in the data-sheet form when the belt is "
+                    "given by unstretched_length_m (else the spring balances the pretension's hub load there)")
+    free, nominal, stop = (valid.get(k) for k in ("free_arm_angle_deg", "nominal_arm_angle_deg",
+                                                  "load_stop_angle_deg"))
     if None not in (free, nominal, stop) and not (min(free, stop) < nominal < max(free, stop)):
         report.bad("tensioner.nominal_arm_angle_deg", nominal, f"must lie strictly between free_arm_angle_deg "
                    f"({free!r}) and load_stop_angle_deg ({stop!r})")
@@ -997,6 +1002,16 @@ def _check_converted(report: _Report, data: dict, model: dict) -> None:
                        f"{back:g} m back); the radius must be {field_rule('pulleys', 'radius_m').bounds}")
     tensioner = data.get("tensioner")
     if isinstance(tensioner, dict) and datasheet.TENSIONER_DATASHEET_REQUIRED[0] in tensioner:
+        free, stop = tensioner["free_arm_angle_deg"], tensioner["load_stop_angle_deg"]
+        # the nominal angle the converted preload stands for
+        nominal = free + math.copysign(1.0, stop - free) * (model["tensioner"]["preload_Nm"] - tensioner[
+            "free_arm_torque_Nm"]) / tensioner["spring_rate_Nm_per_deg"]
+        if "nominal_arm_angle_deg" not in tensioner and not min(free, stop) < nominal < max(free, stop):
+            report.bad("belt.pretension_N", data["belt"]["pretension_N"], f"puts the tensioner arm at "
+                       f"{nominal:.4g} deg on the data sheet's scale, where its spring balances the hub load, "
+                       f"outside free_arm_angle_deg ({free!r}) to load_stop_angle_deg ({stop!r}): give "
+                       "tensioner.nominal_arm_angle_deg, or a pretension the spring holds between the stops")
+            return
         for key in datasheet.TENSIONER_MODEL_KEYS:
             value = model["tensioner"][key]
             allowed = field_rule("tensioner", key).problem(value)
@@ -1046,7 +1061,7 @@ def _validate(data: dict, source: str) -> tuple[list[str], dict | None]:
     raw = data.get("pulleys") if isinstance(data.get("pulleys"), list) else []
     _check_sizes(report, pulleys, raw)
     _check_power_table(report, pulleys, raw)
-    _check_tensioner_form(report, data.get("tensioner"), valid.get("tensioner", {}), pulleys)
+    _check_tensioner_form(report, data.get("tensioner"), valid.get("tensioner", {}), pulleys, data.get("belt"))
     _check_length_tolerance(report, data.get("belt"))
     thickness = valid.get("belt", {}).get("thickness_m")
     if report.problems:

@@ -7,6 +7,7 @@ evaluated in floating point, so their tolerance is 1e-12 relative (rounding of a
 operations), except where a test says otherwise."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from belt_fmu.model.geometry import BeltPath, cord_radius
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "datasheet" / "drive.toml"
 EXACT = 1e-12
+NOMINAL = "nominal_arm_angle_deg = 25.0       # installed (optional: else where the spring holds the pretension)\n"
 
 
 def example_text() -> str:
@@ -192,3 +194,53 @@ def test_cli_layout_prints_a_warning_and_exits_0(tmp_path, capsys):
     assert main(["layout", str(path)]) == 0
     err = capsys.readouterr().err
     assert "warning: " in err and "tight side" in err and "pulleys.tensioner" in err
+
+
+def test_without_a_nominal_angle_the_spring_balances_the_pretension():
+    """Without nominal_arm_angle_deg the arm is installed where the spring holds the 500 N
+    pretension: preload = 500 N times the moment of unit span tensions' hub load about the
+    pivot, which by hand is r x (u_in + u_out) with r = (-0.08, 0) m (the arm pointing left)
+    and u the unit vectors along the two spans from the tensioner's contact points; the
+    nominal angle then (preload - 5.5) / 0.5 deg. The model's own balancing preload
+    (parameters, without preload_Nm) agrees within 0.5 %: it takes the path with the belt
+    sunk into the pulleys at 500 N (0.035 mm on the tensioner pulley), which turns the spans'
+    tangents by about 0.035 mm / 0.1 m against a half wrap of 0.23 rad (measured 0.21 %)."""
+    from belt_fmu.model.parameters import translate
+    text = example_text().replace(NOMINAL, "")
+    assert "nominal_arm_angle_deg" not in text
+    layout = load_layout_text(text)
+    path = BeltPath.from_layout(layout)
+    t = layout.tensioner_index
+    u_in = path.departure_point(t - 1) - path.arrival_point(t)
+    u_out = path.arrival_point(t + 1) - path.departure_point(t)
+    force = u_in / np.hypot(*u_in) + u_out / np.hypot(*u_out)
+    r = np.array([-0.08, 0.0])
+    preload = 500.0 * abs(r[0] * force[1] - r[1] * force[0])
+    assert layout.tensioner.preload_Nm == pytest.approx(preload, rel=1e-9)  # the drawing's arm: 80 mm within 1e-9
+    nominal = (preload - 5.5) / 0.5
+    assert layout.tensioner.stop_min_rad == pytest.approx(-math.radians(nominal), rel=EXACT)
+    assert layout.tensioner.stop_max_rad == pytest.approx(math.radians(45.0 - nominal), rel=EXACT)
+    unbalanced = dataclasses.replace(layout, tensioner=dataclasses.replace(layout.tensioner, preload_Nm=None))
+    parameters, _ = translate(unbalanced)
+    assert parameters.tensioner[0]["spring_preload"] == pytest.approx(preload, rel=5e-3)
+
+
+def test_a_pretension_the_spring_cannot_hold_between_the_stops_is_named():
+    """3000 N needs about 109 N m (6 times the 18 N m of 500 N): on this spring 207 deg, past
+    the load stop at 45 deg."""
+    text = example_text().replace(NOMINAL, "")
+    with pytest.raises(LayoutError) as err:
+        load_layout_text(text.replace("pretension_N = 500.0", "pretension_N = 3000.0"), "drive.toml")
+    (line,) = [p for p in err.value.problems if p.startswith("drive.toml: belt.pretension_N: 3000.0 puts the")]
+    assert "outside free_arm_angle_deg (0.0) to load_stop_angle_deg (45.0)" in line
+
+
+def test_unstretched_length_with_the_data_sheet_tensioner():
+    """The data-sheet form gives the preload, so an unstretched length needs no preload_Nm;
+    without a pretension the nominal angle is required."""
+    text = example_text().replace("pretension_N = 500.0", "unstretched_length_m = 0.975")
+    assert load_layout_text(text).tensioner.preload_Nm == pytest.approx(18.0, rel=EXACT)
+    with pytest.raises(LayoutError) as err:
+        load_layout_text(text.replace(NOMINAL, ""), "drive.toml")
+    assert any(p.startswith("drive.toml: tensioner.nominal_arm_angle_deg: missing; required in the data-sheet")
+               for p in err.value.problems), err.value.problems

@@ -28,7 +28,11 @@ A flat back-side pulley is given by its outside diameter D, and its cord radius 
 from the free arm towards the load stop). The arm rests at its free-arm angle theta_f without
 a belt, with the spring torque T_f; it is installed at the nominal angle theta_n and stops at
 the load-stop angle theta_l; the spring's torque is linear in the arm angle with the rate k
-[N m/deg] (a torsion spring, [Scania thesis] section 4.3). With ``a = sign(theta_l - theta_f)``:
+[N m/deg] (a torsion spring, [Scania thesis] section 4.3). Without theta_n the arm is
+installed where its spring balances the pretension T0's hub load: the preload is
+``T0 |M_1|``, with M_1 the moment about the pivot of the hub load of unit span tensions on
+the installed path ([Scania thesis] eqs. 12.23-12.24), and ``theta_n = theta_f + a (T0 |M_1|
+- T_f) / k``. With ``a = sign(theta_l - theta_f)``:
 
     spring_rate_Nm_per_rad = k * 180 / pi
     preload_Nm             = T_f + k * a * (theta_n - theta_f)        (torque at the installed angle)
@@ -63,10 +67,11 @@ PULLEY_SIZE_KEYS = ("radius_m", "pitch_diameter_m", "effective_diameter_m", "out
 #: the side each diameter is for (None: either)
 SIZE_KEY_SIDES = {"radius_m": None, "pitch_diameter_m": None, "effective_diameter_m": "ribbed",
                   "outside_diameter_m": "back"}
-#: the tensioner's data-sheet keys; all but arm_length_m are required in that form
-TENSIONER_DATASHEET_KEYS = ("free_arm_angle_deg", "nominal_arm_angle_deg", "load_stop_angle_deg",
-                            "free_arm_torque_Nm", "spring_rate_Nm_per_deg", "arm_length_m")
-TENSIONER_DATASHEET_REQUIRED = TENSIONER_DATASHEET_KEYS[:-1]
+#: the tensioner's data-sheet keys; the first four are required in that form, the nominal angle
+#: with unstretched_length_m (with a pretension it defaults to where the spring holds it)
+TENSIONER_DATASHEET_KEYS = ("free_arm_angle_deg", "load_stop_angle_deg", "free_arm_torque_Nm",
+                            "spring_rate_Nm_per_deg", "nominal_arm_angle_deg", "arm_length_m")
+TENSIONER_DATASHEET_REQUIRED = TENSIONER_DATASHEET_KEYS[:4]
 #: the model keys the data-sheet form sets (a layout gives one form)
 TENSIONER_MODEL_KEYS = ("spring_rate_Nm_per_rad", "preload_Nm", "stop_min_rad", "stop_max_rad")
 #: [m] the data sheet's arm length and the drawing's |centre - pivot| may differ by this (a
@@ -116,10 +121,11 @@ def power_torque_table(speeds, power_kW) -> tuple[list[float], list[float]]:
     return grid, torques
 
 
-def spring_sense(centers, radii, senses, tensioner: int, pivot) -> float:
-    """+1 if the tensioner's spring turns its arm CCW (into the belt), -1 otherwise: against
-    the moment about the pivot of the hub load of unit span tensions on the installed
-    path; NaN if the path has no spans there (the layout's geometry check reports it)."""
+def unit_hub_moment(centers, radii, senses, tensioner: int, pivot) -> float:
+    """Moment [N m per N, CCW] about the pivot of the tensioner pulley's hub load at unit span
+    tensions on the installed path ([Scania thesis] eqs. 12.23-12.24); the spring turns the
+    arm against it (into the belt). NaN if the path has no spans there (the layout's geometry
+    check reports it)."""
     path = BeltPath.from_circles(centers, radii, senses)
     p, t = path.n_pulleys, tensioner
     if not (np.isfinite(path.depart_angle[(t - 1) % p]) and np.isfinite(path.depart_angle[t])):
@@ -128,13 +134,20 @@ def spring_sense(centers, radii, senses, tensioner: int, pivot) -> float:
     u_out = path.arrival_point((t + 1) % p) - path.departure_point(t)
     force = u_in / np.hypot(*u_in) + u_out / np.hypot(*u_out)
     r = path.centers[t] - np.asarray(pivot, float)
-    moment = float(r[0] * force[1] - r[1] * force[0])
-    return -math.copysign(1.0, moment)
+    return float(r[0] * force[1] - r[1] * force[0])
+
+
+def balanced_nominal_angle(tensioner: dict, pretension: float, moment: float) -> float:
+    """The nominal arm angle [deg, data sheet's scale] at which the spring balances the
+    pretension's hub load (module docstring); ``moment`` from :func:`unit_hub_moment`."""
+    free, stop = tensioner["free_arm_angle_deg"], tensioner["load_stop_angle_deg"]
+    a = math.copysign(1.0, stop - free)
+    return free + a * (pretension * abs(moment) - tensioner["free_arm_torque_Nm"]) / tensioner["spring_rate_Nm_per_deg"]
 
 
 def tensioner_model_keys(tensioner: dict, sense: float) -> dict:
-    """The model keys of a data-sheet ``[tensioner]`` (module docstring); ``sense`` the
-    spring's (:func:`spring_sense`)."""
+    """The model keys of a data-sheet ``[tensioner]`` with its nominal angle (module
+    docstring); ``sense`` the spring's, +1 CCW (against :func:`unit_hub_moment`)."""
     free, nominal, stop = (tensioner[k] for k in ("free_arm_angle_deg", "nominal_arm_angle_deg",
                                                    "load_stop_angle_deg"))
     a = math.copysign(1.0, stop - free)
@@ -170,8 +183,12 @@ def model_data(data: dict, cord_offset_default: float) -> dict:
         sigma = 1 if data.get("drive", {}).get("crank_rotation", "ccw") == "ccw" else -1
         senses = [sigma if p.get("side", "ribbed") == "ribbed" else -sigma for p in pulleys]
         radii = [side_cord_radius(p["radius_m"], p.get("side", "ribbed"), offset, back) for p in pulleys]
-        sense = spring_sense([p["center_m"] for p in pulleys], radii, senses, t, tensioner["pivot_m"])
-        tensioner.update(tensioner_model_keys(tensioner, 1.0 if math.isnan(sense) else sense))
+        moment = unit_hub_moment([p["center_m"] for p in pulleys], radii, senses, t, tensioner["pivot_m"])
+        if math.isnan(moment):
+            moment = -1.0  # no path there: the geometry check refuses the layout
+        if "nominal_arm_angle_deg" not in tensioner:
+            tensioner["nominal_arm_angle_deg"] = balanced_nominal_angle(tensioner, belt["pretension_N"], moment)
+        tensioner.update(tensioner_model_keys(tensioner, -math.copysign(1.0, moment)))
         for key in TENSIONER_DATASHEET_KEYS:
             tensioner.pop(key, None)
     return data
