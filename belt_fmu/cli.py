@@ -476,6 +476,8 @@ def _build_command(args) -> int:
         args.error(f"argument -o/--output: directory {Path(args.output).parent} does not exist")
     if not args.output.endswith(".fmu"):
         args.error(f"argument -o/--output: {args.output} must end in .fmu")
+    if args.layout is not None:
+        _load_layout(args.layout)  # its warnings, before the FMU takes it in
     start = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", NativeLoaderWarning)

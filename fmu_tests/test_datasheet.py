@@ -178,9 +178,11 @@ def test_declared_length_is_checked_against_the_geometry():
     assert "+10 mm" in off.warnings[0]
 
 
-def test_cli_layout_prints_a_warning_and_exits_0(tmp_path, capsys):
+def test_cli_layout_and_build_print_a_warning_and_exit_0(tmp_path, capsys, monkeypatch):
     """The reversed travel order (crank turning the other way) is a valid drive with the
-    tensioner on the tight side: `belt-fmu layout` prints `warning: ...` on stderr, exit 0."""
+    tensioner on the tight side: `belt-fmu layout` prints `warning: ...` on stderr, exit 0, and
+    so does `belt-fmu build` before it builds (the builder stubbed here: building is not the
+    point)."""
     from belt_fmu.layout import load_layout as load
     layout = load()
     text = layout.to_toml().replace('crank_rotation = "ccw"', 'crank_rotation = "cw"')
@@ -194,6 +196,16 @@ def test_cli_layout_prints_a_warning_and_exits_0(tmp_path, capsys):
     assert main(["layout", str(path)]) == 0
     err = capsys.readouterr().err
     assert "warning: " in err and "tight side" in err and "pulleys.tensioner" in err
+    import belt_fmu.build
+
+    def stub(layout_path, output, **_):
+        Path(output).write_bytes(b"stub")
+        return Path(output)
+
+    monkeypatch.setattr(belt_fmu.build, "build_fmu", stub)
+    assert main(["build", str(path), "-o", str(tmp_path / "d.fmu")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("warning: ") and "tight side" in err
 
 
 def test_without_a_nominal_angle_the_spring_balances_the_pretension():
