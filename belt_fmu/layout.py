@@ -400,6 +400,9 @@ TABLES: dict[str, type] = {
     "tensioner": Tensioner,
 }
 REQUIRED_TABLES = ("belt", "contact", "friction", "pulleys")
+# Tables of the design report, not of the model: kept as given in Layout.design and checked
+# where they are read (belt_fmu/duty.py, belt_fmu/analysis/design.py), so the model ignores them.
+DESIGN_TABLES = ("duty_points", "design_limits")
 
 
 def _fields(cls: type) -> dict[str, dataclasses.Field]:
@@ -459,6 +462,7 @@ class Layout:
     pulleys: tuple[Pulley, ...]
     tensioner: Tensioner | None = None
     source: str = field(default="<string>", compare=False)
+    design: dict = field(default_factory=dict, compare=False, repr=False)  # DESIGN_TABLES as given
 
     @property
     def headline_pulley_name(self) -> str:
@@ -860,8 +864,8 @@ def validate(data: dict, source: str) -> list[str]:
     which needs the geometry (see :func:`load_layout_text`)."""
     report = _Report(source)
     for name in data:
-        if name not in TABLES:
-            report.note(name, _unknown(name, "table", TABLES))
+        if name not in TABLES and name not in DESIGN_TABLES:
+            report.note(name, _unknown(name, "table", (*TABLES, *DESIGN_TABLES)))
     for name in REQUIRED_TABLES:
         if name not in data:
             report.note(name, "missing table; required")
@@ -938,6 +942,7 @@ def load_layout_data(data: dict, source: str = "<data>") -> Layout:
         pulleys=tuple(_build(Pulley, p) for p in data["pulleys"]),
         tensioner=_build(Tensioner, data["tensioner"]) if "tensioner" in data else None,
         source=source,
+        design={name: data[name] for name in DESIGN_TABLES if name in data},
     )
     problems = geometry_problems(layout)
     if problems:
