@@ -112,6 +112,10 @@ def _failure_status(err: Exception) -> int | None:
     from .model.initialization import InitializationError
     from .model.system import DivergenceError
 
+    from .duty import DutyError
+
+    if isinstance(err, DutyError):
+        return EXIT_LAYOUT
     if isinstance(err, (DivergenceError, InitializationError, FmuError, MemoryError)):
         return EXIT_MODEL
     return None
@@ -886,7 +890,24 @@ def _add_analysis_parsers(commands, layout_help: str) -> None:
     )
     point.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
     _add_inputs(point)
+    point.add_argument("--duty", metavar="DUTY.csv",
+                       help="one operating point per duty point of this CSV file (docs/design-report.md); "
+                            "replaces --rpm and --water-pump-torque")
     point.set_defaults(run=_operating_point_command, error=point.error)
+
+    report = commands.add_parser(
+        "report", help="the drive's design report as one HTML file",
+        description="Write the design report: geometry, tensioner position table, static span tensions, hub loads "
+                    "and slip safety per duty point in two conventions, dynamic results under the engine order, "
+                    "belt fatigue life, natural frequencies and Campbell crossings, pass/fail checks. See "
+                    "docs/design-report.md.",
+    )
+    report.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    report.add_argument("--duty", metavar="DUTY.csv",
+                        help="the duty cycle (default: the layout's [[duty_points]], else its own loads at 800, "
+                             "1500 and 2300 rpm)")
+    report.add_argument("-o", "--out", required=True, metavar="REPORT.html", help="the report to write")
+    report.set_defaults(run=_report_command, error=report.error)
 
     modes = commands.add_parser(
         "modes", help="natural frequencies, damping and mode shapes about the operating point",
@@ -1071,12 +1092,48 @@ def _arm_friction(args, point):
 
 def _operating_point_command(args) -> int:
     from .analysis.operating_point import operating_point, report
+    from .duty import loaded_layout, read_duty_csv
     from .layout import load_layout
 
     layout = load_layout(args.layout)
-    point = operating_point(layout, args.rpm, args.water_pump_torque)
     print(f"layout: {layout.source}")
-    print(report(point, _table))
+    if args.duty is None:
+        print(report(operating_point(layout, args.rpm, args.water_pump_torque), _table))
+        return 0
+    for k, duty in enumerate(read_duty_csv(args.duty, layout).points):
+        loads = ", ".join([f"{n} {v / 1e3:g} kW" for n, v in duty.power.items()]
+                          + [f"{n} {v:g} N.m" for n, v in duty.torque.items()]) or "the layout's loads"
+        print(("\n" if k else "") + f"duty point {duty.name!r} ({loads}, time share {duty.time_share:.3g}):")
+        print(report(operating_point(loaded_layout(layout, duty), duty.engine_speed_rpm), _table))
+    return 0
+
+
+def _report_command(args) -> int:
+    from . import design_report
+    from .duty import load_duty
+    from .files import atomic_write
+    from .layout import load_layout
+
+    layout = load_layout(args.layout)
+    _check_outputs(args.error, args.layout or layout.source, {"-o": args.out})
+    if Path(args.out).suffix.lower() not in (".html", ".htm"):
+        args.error(f"argument -o: {args.out}: the report is HTML; use a name ending in .html")
+    if args.duty is not None and _same_file(Path(args.out), Path(args.duty)):
+        args.error(f"argument -o: {args.out} is the duty-cycle file; refusing to overwrite it")
+    duty = load_duty(layout, args.duty)
+    start = time.perf_counter()
+    result = design_report.build(layout, duty)
+    text = design_report.render(result)
+
+    def write(path):
+        with atomic_write(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    if not _write("-o", args.out, write):
+        return EXIT_OUTPUT
+    for check, value, limit, ok in result.checks:
+        print(f"{'PASS' if ok else 'FAIL'}  {check}: {value:.4g} (limit {limit:.4g})")
+    print(f"wall time: {time.perf_counter() - start:.3g} s ({len(result.results)} duty points)")
     return 0
 
 
@@ -1114,7 +1171,7 @@ def _modes_command(args) -> int:
     _check_outputs(args.error, args.layout or layout.source, {"--plot": args.plot})
     _check_arm_excitation(args, layout)
     start = time.perf_counter()
-    point = operating_point(layout, args.rpm, args.water_pump_torque)
+    point = operating_point(layout, args.rpm, args.water_pump_torque, statistics=False)
     friction = _arm_friction(args, point)
     found = modes(point, args.count, friction)
     wall = time.perf_counter() - start
