@@ -101,7 +101,7 @@ def default_duty(layout) -> DutyCycle:
     return DutyCycle(points, "the layout's loads at " + ", ".join(f"{r:g}" for r in DEFAULT_SPEEDS) + " rpm")
 
 
-def build(layout, duty: DutyCycle | None = None, dynamics: bool = True, campbell_speeds: int = CAMPBELL_SPEEDS,
+def build(layout, duty: DutyCycle | None = None, dynamics: bool = True, campbell_speeds: int | None = None,
           progress=None) -> DesignReport:
     """Compute every section of the report of ``layout`` over ``duty`` (None: the layout's
     ``[[duty_points]]``, else :func:`default_duty`)."""
@@ -135,7 +135,7 @@ def build(layout, duty: DutyCycle | None = None, dynamics: bool = True, campbell
                                                                .belt_length, constants)
     report.notes.append(f"fatigue constants: {constants.source}")
     if dynamics and not layout.torque_driven_crank:
-        _modes(layout, report, campbell_speeds)
+        _modes(layout, report, CAMPBELL_SPEEDS if campbell_speeds is None else campbell_speeds)
     report.checks = _checks(report)
     return report
 
@@ -351,7 +351,7 @@ def render(report: DesignReport) -> str:
                            for k, m in enumerate(report.modes.modes)]))
     if report.campbell is not None:
         out.append("<p>Campbell crossings (engine orders " + ", ".join(f"{q:g}" for q in CAMPBELL_ORDERS)
-                   + f", {CAMPBELL_SPEEDS} speeds over the duty cycle's range):</p>")
+                   + f", {len(report.campbell.speeds)} speeds over the duty cycle's range):</p>")
         out.append(_table(["rpm", "order", "mode", "class", "frequency [Hz]", "damping ratio"],
                           [[f"{c.rpm:.0f}", f"{c.order:g}", c.mode, c.classification, f"{c.frequency:.1f}",
                             f"{c.damping_ratio:.3f}"] for c in report.campbell.crossings] or [["none", "", "", "", "", ""]]))
