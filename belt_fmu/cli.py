@@ -736,6 +736,9 @@ def _add_sweep_parser(commands, layout_help: str) -> None:
                             "order, water_pump_torque_Nm, ...) over VALUES (START:STOP:COUNT or a list); "
                             "repeat for a cartesian product, e.g. --vary belt.pretension_N=350:550:3 "
                             "--vary tensioner.spring_rate_Nm_per_rad=30,40")
+    sweep.add_argument("--duty", metavar="DUTY.csv",
+                       help="one run per point of this duty cycle (docs/design-report.md), at its speed with its "
+                            "loads; replaces --rpm")
     group = sweep.add_argument_group("execution")
     where = group.add_mutually_exclusive_group()
     where.add_argument("--workers", type=_count(1), metavar="N",
@@ -773,8 +776,13 @@ def _sweep_command(args) -> int:
                    "to replace it")
     settings = dataclasses.replace(_excitation_settings(args), settle_cycles=args.settle_cycles, cycles=args.cycles,
                                    max_output_interval_s=args.output_interval)
+    duty = None
+    if args.duty is not None:
+        from .duty import read_duty_csv
+
+        duty = read_duty_csv(args.duty, layout)
     try:
-        study = plan(layout, rpms, settings, variations)
+        study = plan(layout, rpms, settings, variations, duty)
     except ValueError as err:
         args.error(str(err))
     from .model.inputs import RPM_RANGE
@@ -786,9 +794,10 @@ def _sweep_command(args) -> int:
     workers = args.workers or default_workers()
     where = (f"the Dask cluster at {args.scheduler}" if args.scheduler is not None
              else "this process" if workers == 1 else f"{workers} local processes")
-    speeds = len({run.rpm for run in study.runs})
+    speeds = len(duty.points) if duty is not None else len({run.rpm for run in study.runs})
     print(f"layout: {layout.source} (bearing force: {layout.headline_pulley_name}; {layout.drive.model} model)")
-    print(f"sweep: {len(study.runs)} runs ({speeds} speeds x {len(study.runs) // speeds} variant(s)) on {where}")
+    what = "duty points" if duty is not None else "speeds"
+    print(f"sweep: {len(study.runs)} runs ({speeds} {what} x {len(study.runs) // speeds} variant(s)) on {where}")
     mode = "resume" if args.resume else "overwrite" if args.overwrite else "new"
     show = sys.stderr.isatty() if args.progress is None else args.progress
     if args.scheduler is None and workers > 1:
@@ -835,6 +844,7 @@ def _sweep_summary(table, layout) -> str:
     """Per study variant and speed: tensioner amplitude, bearing force min/max, crank torque
     max, the largest mean slip and the periodicity check."""
     from .model.outputs import pulley_output_name, statistic_name
+    from .sweep.planning import DUTY_COLUMN
 
     slips = {p.name: statistic_name(pulley_output_name("slip", p.name), "mean") for p in layout.pulleys
              if p.role != "crankshaft"}
@@ -851,7 +861,7 @@ def _sweep_summary(table, layout) -> str:
                 return float(table.metric([row], name)[0])
 
             slip = max(slips, key=lambda p: abs(metric(slips[p])))
-            cells = [f"{float(row['rpm']):g}"]
+            cells = [f"{float(row['rpm']):g}" + (f" ({row[DUTY_COLUMN]})" if DUTY_COLUMN in row else "")]
             if has_tensioner:
                 cells.append(f"{metric('tensioner_amplitude_deg'):.3g}")
             cells += [f"{metric(statistic_name('bearing_force', 'min')):.4g}",

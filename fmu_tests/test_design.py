@@ -256,6 +256,27 @@ def test_cli_refuses_a_bad_duty_cycle_with_exit_2(tmp_path, capsys):
     assert path.read_text().startswith("name,engine_speed_rpm,fan")  # never overwritten
 
 
+def test_sweep_over_a_duty_cycle_plans_one_run_per_point(tmp_path):
+    """Each point a run at its speed with its loads in its layout, two points at one speed kept
+    apart by name, the pump's settings load replaced by the point's where the point sets it."""
+    from belt_fmu.sweep import RunSettings, plan
+
+    path = tmp_path / "duty.csv"
+    path.write_text("name,engine_speed_rpm,alternator1_power_kW,water_pump_torque_Nm\n"
+                    "idle,800,0.8,1.0\nidle hot,800,1.5,3.0\ncruise,1500,1.0,\n")
+    layout = load_layout()
+    study = plan(layout, [], RunSettings(), (), read_duty_csv(path, layout))
+    idle, hot, cruise = study.runs
+    assert [r.rpm for r in study.runs] == [800.0, 800.0, 1500.0]
+    assert len({study.key(r) for r in study.runs}) == 3
+    assert hot.layout.pulley("water_pump").torque_table_Nm == (3.0, 3.0)
+    assert (idle.water_pump_torque, hot.water_pump_torque) == (0.0, 0.0)
+    assert cruise.water_pump_torque == pytest.approx(RunSettings().water_pump_torque_Nm + RunSettings()
+                                                     .water_pump_quadratic_Nms2 * (1500 * RPM * 0.0862 / 0.0512) ** 2,
+                                                     rel=1e-9)
+    assert cruise.layout.pulley("alternator2") == layout.pulley("alternator2")
+
+
 # ---------------------------------------------------------------------------------- fatigue
 def test_fatigue_model_against_a_hand_calculation():
     """Shigley's constants in SI (220 lbf in = 24.857 N m, 674 lbf = 2998.1 N); a two-pulley
