@@ -93,6 +93,7 @@ class DesignReport:
     campbell: object = None
     checks: list = field(default_factory=list)  # (check, value, limit, passed)
     notes: list = field(default_factory=list)
+    fatigue_rows: list = field(default_factory=list)  # (point, largest peak [N], its pulley, damage share)
 
 
 def default_duty(layout) -> DutyCycle:
@@ -131,8 +132,14 @@ def build(layout, duty: DutyCycle | None = None, dynamics: bool = True, campbell
         speed = r.point.crank_speed * cord_radius(layout, layout.crank_index)
         cycle.append((r.point.time_share, speed, fatigue.peak_forces(s.span_tension, amplitude, diameters,
                                                                       constants)))
-    report.life_hours, report.life_passes = fatigue.life_hours(cycle, report.results[0].static[design.ELASTIC]
-                                                               .belt_length, constants)
+    length = report.results[0].static[design.ELASTIC].belt_length
+    report.life_hours, report.life_passes = fatigue.life_hours(cycle, length, constants)
+    damage = [share * speed / length * fatigue.damage_per_pass(peaks, constants) for share, speed, peaks in cycle]
+    total = sum(damage)
+    names = [p.name for p in layout.pulleys]
+    for r, (_, _, peaks), d in zip(report.results, cycle, damage):
+        j = int(np.argmax(peaks))
+        report.fatigue_rows.append((r.point.name, float(peaks[j]), names[j], d / total if total > 0 else math.nan))
     report.notes.append(f"fatigue constants: {constants.source}")
     if dynamics and not layout.torque_driven_crank:
         _modes(layout, report, CAMPBELL_SPEEDS if campbell_speeds is None else campbell_speeds)
@@ -166,11 +173,14 @@ def _modes(layout, report: DesignReport, speeds: int) -> None:
     from .analysis.modes import modes
     from .analysis.operating_point import operating_point
 
-    rpms = sorted({r.point.engine_speed_rpm for r in report.results if r.point.engine_speed_rpm > 0})
-    if not rpms:
+    running = sorted((r.point for r in report.results if r.point.engine_speed_rpm > 0),
+                     key=lambda p: p.engine_speed_rpm)
+    if not running:
         return
+    rpms = [p.engine_speed_rpm for p in running]
     report.modes_rpm = rpms[0]
-    report.modes = modes(operating_point(layout, rpms[0], 0.0, statistics=False), MODE_COUNT)
+    report.modes = modes(operating_point(loaded_layout(layout, running[0]), rpms[0], 0.0, statistics=False),
+                         MODE_COUNT)
     low, high = rpms[0], max(rpms[-1], rpms[0] + 100.0)
     report.campbell = campbell(layout, np.linspace(low, high, speeds), CAMPBELL_ORDERS, MODE_COUNT)
 
@@ -342,16 +352,20 @@ def render(report: DesignReport) -> str:
                f"holds for {fatigue.VALID_PEAKS[0]:.0e} to {fatigue.VALID_PEAKS[1]:.0e} passes"
                + ("" if fatigue.VALID_PEAKS[0] <= report.life_passes <= fatigue.VALID_PEAKS[1]
                   else ": this life lies outside, extrapolated") + ".</p>")
+    out.append(_table(["point", "largest peak force [N]", "at pulley", "share of the damage"],
+                      [[name, f"{peak:.0f}", pulley, f"{100 * share:.1f} %"]
+                       for name, peak, pulley, share in report.fatigue_rows]))
     out.append('<h2 id="modes">Natural frequencies and Campbell crossings</h2>')
     if report.modes is not None:
-        out.append(f"<p>Lowest modes of the linearized discretized model at {report.modes_rpm:g} rpm (the layout's "
-                   "own loads, arm friction stuck).</p>")
+        out.append(f"<p>Lowest modes of the linearized discretized model at the slowest duty point, "
+                   f"{report.modes_rpm:g} rpm, with its loads (arm friction stuck).</p>")
         out.append(_table(["mode", "frequency [Hz]", "damping ratio", "class"],
                           [[k + 1, f"{m.frequency:.2f}", f"{m.damping_ratio:.3f}", m.classification]
                            for k, m in enumerate(report.modes.modes)]))
     if report.campbell is not None:
-        out.append("<p>Campbell crossings (engine orders " + ", ".join(f"{q:g}" for q in CAMPBELL_ORDERS)
-                   + f", {len(report.campbell.speeds)} speeds over the duty cycle's range):</p>")
+        out.append("<p>Campbell crossings of engine orders " + " and ".join(f"{q:g}" for q in CAMPBELL_ORDERS)
+                   + f" ({len(report.campbell.speeds)} speeds over the duty cycle's range, the layout's own "
+                   "loads):</p>")
         out.append(_table(["rpm", "order", "mode", "class", "frequency [Hz]", "damping ratio"],
                           [[f"{c.rpm:.0f}", f"{c.order:g}", c.mode, c.classification, f"{c.frequency:.1f}",
                             f"{c.damping_ratio:.3f}"] for c in report.campbell.crossings] or [["none", "", "", "", "", ""]]))
