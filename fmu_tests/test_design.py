@@ -246,6 +246,23 @@ def test_bad_duty_cycles_are_refused_naming_the_field(tmp_path, text, message):
     assert message in str(err.value)
 
 
+def test_design_limits_from_the_layout():
+    """[design_limits] overrides the defaults key by key; an unknown key or a bad value names it."""
+    from belt_fmu.design_report import DESIGN_LIMITS, design_limits
+
+    base = load_layout().to_toml()
+    limits = design_limits(load_layout_text(base + "\n[design_limits]\nmin_slip_safety = 2.0\n"
+                                            "max_hub_load_N = { idler1 = 600 }\n", "d.toml"))
+    assert limits["min_slip_safety"] == 2.0 and limits["max_hub_load_N"] == {"idler1": 600.0}
+    assert limits["max_tensioner_amplitude_deg"] == DESIGN_LIMITS["max_tensioner_amplitude_deg"]
+    for text, message in (("min_slip_safty = 2", "design_limits.min_slip_safty: unknown key"),
+                          ("min_slip_safety = -1", "design_limits.min_slip_safety: -1 must be a number > 0"),
+                          ("max_hub_load_N = { fan = 600 }", "design_limits.max_hub_load_N.fan: no such pulley")):
+        with pytest.raises(DutyError) as err:
+            design_limits(load_layout_text(base + "\n[design_limits]\n" + text + "\n", "d.toml"))
+        assert message in str(err.value)
+
+
 def test_cli_refuses_a_bad_duty_cycle_with_exit_2(tmp_path, capsys):
     path = tmp_path / "duty.csv"
     path.write_text("name,engine_speed_rpm,fan_power_kW\na,800,1\n")
