@@ -159,6 +159,9 @@ def _dynamics(loaded, result: DutyResult) -> None:
     if loaded.torque_driven_crank:
         result.error = "torque-driven crank: dynamic results need a crank speed excitation"
         return
+    if result.point.engine_speed_rpm <= 0.0:
+        result.error = "engine stopped: no engine-order excitation"
+        return
     try:
         point = operating_point(loaded, result.point.engine_speed_rpm, 0.0, drive=BeltDrive(loaded))
         result.mean_hub = np.array([point.mean(pulley_output_name("hub_force", p.name)) for p in loaded.pulleys])

@@ -125,11 +125,13 @@ class OperatingPoint:
         from ..model.geometry import drive_polygon_frequency
 
         drive = self.drive
-        period = 1.0 / drive_polygon_frequency(self.layout, self.rpm * RPM)
+        frequency = drive_polygon_frequency(self.layout, self.rpm * RPM)
         saved = drive.get_state()
         samples = [drive.output_values.copy()]
         try:
-            for _ in range(PERIOD_SAMPLES - 1):
+            # a belt at rest has no polygon period: its outputs are the state's
+            for _ in range(PERIOD_SAMPLES - 1 if frequency > 0.0 else 0):
+                period = 1.0 / frequency
                 self.hold(period / PERIOD_SAMPLES)
                 samples.append(drive.output_values.copy())
         finally:
@@ -219,8 +221,8 @@ def report(point: OperatingPoint, table) -> str:
     pairs = spans(names)
     lines = [f"operating point: crank {point.rpm:g} rpm, water-pump torque {point.water_pump_torque:g} N.m",
              f"belt speed {point.belt_speed:.4g} m/s, centrifugal tension m'v^2 {point.centrifugal_tension:.4g} N"]
-    if point.statistics is not None:
-        frequency = drive_polygon_frequency(point.layout, point.rpm * RPM)
+    frequency = drive_polygon_frequency(point.layout, point.rpm * RPM)
+    if point.statistics is not None and frequency > 0.0:
         lines.append(f"values: mean (min..max) over one polygon period, 1/{frequency:.4g} Hz "
                      f"({PERIOD_SAMPLES} instants)")
     lines += ["", "free spans, in belt travel order:",
