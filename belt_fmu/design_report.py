@@ -261,6 +261,27 @@ def _safety(x: float) -> str:
     return "-" if not math.isfinite(x) else (">100" if x > 100 else f"{x:.2f}")
 
 
+def _hub_figure(report: DesignReport):
+    """Hub load of every pulley over the duty points: static nominal and elastic, dynamic peak."""
+    import matplotlib.pyplot as plt
+
+    names = [p.name for p in report.layout.pulleys]
+    labels = [r.point.name for r in report.results]
+    x = np.arange(len(labels))
+    fig, ax = plt.subplots(figsize=(9.0, 4.5))
+    for j, name in enumerate(names):
+        line, = ax.plot(x, [r.static[design.ELASTIC].hub_magnitude[j] for r in report.results], "o-", label=name)
+        ax.plot(x, [r.static[design.NOMINAL].hub_magnitude[j] for r in report.results], ":", color=line.get_color())
+        if all(r.response is not None for r in report.results):
+            ax.plot(x, [_peak_hub(r, j) for r in report.results], "^--", color=line.get_color(), markersize=4)
+    ax.set_xticks(x, labels, rotation=20, ha="right")
+    ax.set_ylabel("hub load [N]")
+    ax.set_title("hub loads: elastic (solid), nominal (dotted), dynamic peak (dashed)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, ncol=2)
+    return fig
+
+
 def render(report: DesignReport) -> str:
     """The report as an HTML document (module docstring)."""
     from .model.geometry import BeltPath, cord_radius
@@ -330,6 +351,7 @@ def render(report: DesignReport) -> str:
                             f"{math.degrees(e.hub_direction[j]):.1f}", _safety(n.slip_safety[j]),
                             _safety(e.slip_safety[j]), _f(e.tension_ratio[j], ".3f"), f"{e.capstan_limit[j]:.3g}"]
                            for j, name in enumerate(names)]))
+    out.append(f'<img alt="hub loads per duty point" src="{_figure_png(_hub_figure(report))}" width="720">')
     out.append('<h2 id="dynamics">Dynamic results under the engine order</h2>')
     out.append(f"<p>From the linearized discretized model about each duty point's operating point (belt_fmu "
                f"response): crank speed irregularity +-{IRREGULARITY_RPM:g} rpm at engine order {ORDER:g}. Hub "
