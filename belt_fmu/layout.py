@@ -401,7 +401,7 @@ TABLES: dict[str, type] = {
 }
 REQUIRED_TABLES = ("belt", "contact", "friction", "pulleys")
 # Tables of the design report, not of the model: kept as given in Layout.design and checked
-# where they are read (belt_fmu/duty.py, belt_fmu/analysis/design.py), so the model ignores them.
+# where they are read (belt_fmu/duty.py, belt_fmu/design_report.py); the model ignores them.
 DESIGN_TABLES = ("duty_points", "design_limits")
 
 
