@@ -94,6 +94,7 @@ class DesignReport:
     checks: list = field(default_factory=list)  # (check, value, limit, passed)
     notes: list = field(default_factory=list)
     fatigue_rows: list = field(default_factory=list)  # (point, largest peak [N], its pulley, damage share)
+    default_fatigue: bool = True  # the fatigue constants are the module's defaults, not the belt's
 
 
 def default_duty(layout) -> DutyCycle:
@@ -121,8 +122,9 @@ def build(layout, duty: DutyCycle | None = None, dynamics: bool = True, campbell
         report.results.append(result)
         if progress is not None:
             progress(k + 1, len(duty.points))
-    constants = fatigue.FatigueConstants(limits["fatigue_K_N"], limits["fatigue_b"], limits["fatigue_Kb_Nm"],
-                                         fatigue.FatigueConstants.source if limits["fatigue_K_N"] == fatigue.K
+    given = (limits["fatigue_K_N"], limits["fatigue_b"], limits["fatigue_Kb_Nm"])
+    report.default_fatigue = given == (fatigue.K, fatigue.EXPONENT, fatigue.K_B)
+    constants = fatigue.FatigueConstants(*given, fatigue.FatigueConstants.source if report.default_fatigue
                                          else "the layout's [design_limits]")
     diameters = 2.0 * np.array([cord_radius(layout, j) for j in range(len(layout.pulleys))])
     cycle = []
@@ -372,9 +374,10 @@ def render(report: DesignReport) -> str:
     out.append('<h2 id="fatigue">Belt fatigue life</h2>')
     out.append(f"<p>Peak-force model of Oliver, Johnson and Breig (1976) as in Shigley's Mechanical Engineering "
                f"Design (2011) section 17-3, Miner's rule over the duty cycle: life {_f(report.life_hours, '.4g')} h "
-               f"({_f(report.life_passes, '.3g')} belt passes). {html.escape(report.notes[0])}; these constants "
-               "are a classical V-belt section's, not this belt's: read the figure as a comparison. The fit "
-               f"holds for {fatigue.VALID_PEAKS[0]:.0e} to {fatigue.VALID_PEAKS[1]:.0e} passes"
+               f"({_f(report.life_passes, '.3g')} belt passes). {html.escape(report.notes[0])}"
+               + ("; these constants are a classical V-belt section's, not this belt's: read the figure as a "
+                  "comparison between duty cycles and layouts" if report.default_fatigue else "")
+               + f". Shigley's constants hold for {fatigue.VALID_PEAKS[0]:.0e} to {fatigue.VALID_PEAKS[1]:.0e} passes"
                + ("" if fatigue.VALID_PEAKS[0] <= report.life_passes <= fatigue.VALID_PEAKS[1]
                   else ": this life lies outside, extrapolated") + ".</p>")
     out.append(_table(["point", "largest peak force [N]", "at pulley", "share of the damage"],
