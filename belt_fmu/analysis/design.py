@@ -260,7 +260,8 @@ class ArmPosition:
 
 def length_tolerance(layout, length: float) -> float:
     """[m] the belt length tolerance: ``[belt] length_tolerance_m`` if the layout has it, else
-    :data:`LENGTH_TOLERANCE` of ``length``."""
+    :data:`LENGTH_TOLERANCE` of ``length``. (The longest and shortest belts are about the
+    nominal length, ``[belt] length_m`` where the layout has it, else the installed path's.)"""
     given = getattr(layout.belt, "length_tolerance_m", None)
     return float(given) if given is not None else LENGTH_TOLERANCE * length
 
@@ -331,14 +332,16 @@ def tensioner_positions(layout) -> list[ArmPosition]:
     rows = [_position(layout, arm, "free arm (spring torque 0)", free,
                       "" if lo <= free <= hi else "beyond the stops: the unloaded arm rests on a stop")]
     rows.append(_position(layout, arm, "installed (nominal)", installed))
-    length = path_at(layout, installed).length
+    # the belt's nominal length: a data sheet's where the layout gives one, else the drawn path's
+    length = getattr(layout.belt, "length_m", None) or path_at(layout, installed).length
     tolerance = length_tolerance(layout, length)
     for label, target in ((f"longest belt (+{tolerance * 1e3:.2f} mm)", length + tolerance),
                           (f"shortest belt (-{tolerance * 1e3:.2f} mm)", length - tolerance)):
         psi = _arm_for_length(layout, installed, (lo, hi), target)
         if psi is None:
             rows.append(ArmPosition(label, math.nan, math.nan, math.nan, math.nan, (math.nan, math.nan), math.nan,
-                                    target, "no arm angle between the stops, with the belt on the tensioner pulley, fits this length"))
+                                    target, "no arm angle between the stops, with the belt on the tensioner "
+                                    "pulley, fits this length"))
         else:
             rows.append(_position(layout, arm, label, psi))
     load_stop = lo if sense > 0 else hi  # away from the belt is against the spring
