@@ -55,8 +55,8 @@ import numpy as np
 from .operating_point import capstan
 from .rotational import arm_geometry, path_at
 
-#: belt length tolerance as a share of the length, where the layout gives none (ISO 9981
-#: lets a PK belt's effective length vary by about +-0.5 % for automotive lengths)
+#: belt length tolerance as a share of the length, where the layout gives none: a round
+#: default, not a standard's figure (a belt supplier's tolerance replaces it)
 LENGTH_TOLERANCE = 0.005
 NOMINAL = "nominal"
 ELASTIC = "elastic"
