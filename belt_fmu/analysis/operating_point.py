@@ -204,12 +204,13 @@ def operating_point(layout, rpm: float, water_pump_torque: float = 0.0, settle_t
     return point
 
 
-def _stat(point, name: str, value: float, digits: str = ".1f") -> str:
-    """``mean (min..max)`` over the polygon period, or the instant's value without statistics."""
+def _stat(point, name: str, value: float, digits: str = ".1f", spread: bool = True, scale: float = 1.0) -> str:
+    """``mean (min..max)`` over the polygon period (``spread`` False: the mean alone), or the
+    instant's value without statistics; each times ``scale``."""
     if point.statistics is None or name not in point.statistics:
-        return format(value, digits)
-    mean, low, high = point.statistics[name]
-    return f"{mean:{digits}} ({low:{digits}}..{high:{digits}})"
+        return format(scale * value, digits)
+    mean, low, high = (scale * x for x in point.statistics[name])
+    return f"{mean:{digits}} ({low:{digits}}..{high:{digits}})" if spread else format(mean, digits)
 
 
 def report(point: OperatingPoint, table) -> str:
@@ -224,7 +225,8 @@ def report(point: OperatingPoint, table) -> str:
     frequency = drive_polygon_frequency(point.layout, point.rpm * RPM)
     if point.statistics is not None and frequency > 0.0:
         lines.append(f"values: mean (min..max) over one polygon period, 1/{frequency:.4g} Hz "
-                     f"({PERIOD_SAMPLES} instants)")
+                     f"({PERIOD_SAMPLES} instants); pulley speeds and hub force components: means; torque, "
+                     "slip arc, capacity and margin: the state's")
     lines += ["", "free spans, in belt travel order:",
               table(["span", "tension [N]"],
                     [[name, _stat(point, span_output_name("span_tension", a, b), t)]
@@ -232,7 +234,9 @@ def report(point: OperatingPoint, table) -> str:
               "", "pulleys:"]
     rows = []
     for p in point.pulleys:
-        rows.append([p.name, p.role, f"{p.speed:.2f}", f"{p.hub_force_x:.1f}", f"{p.hub_force_y:.1f}",
+        rows.append([p.name, p.role, _stat(point, pulley_output_name("speed", p.name), p.speed, ".2f", False),
+                     _stat(point, pulley_output_name("hub_force_x", p.name), p.hub_force_x, spread=False),
+                     _stat(point, pulley_output_name("hub_force_y", p.name), p.hub_force_y, spread=False),
                      _stat(point, pulley_output_name("hub_force", p.name), p.hub_force),
                      f"{math.degrees(p.wrap_angle):.1f}", f"{p.torque:.3g}",
                      f"{p.effective_mu:.3g}",
@@ -243,9 +247,9 @@ def report(point: OperatingPoint, table) -> str:
                        rows))
     lines.append("")
     if point.arm_angle is not None:
+        relative = _stat(point, "tensioner_angle_rel", point.arm_angle_rel, "+.3f", scale=180.0 / math.pi)
         lines.append(f"tensioner arm: angle {point.arm_angle:.5g} rad ({math.degrees(point.arm_angle):.2f} deg), "
-                     f"{point.arm_angle_rel:+.4g} rad ({math.degrees(point.arm_angle_rel):+.2f} deg) from installed; "
-                     f"spring torque {point.spring_torque:.4g} N.m")
+                     f"{relative} deg from installed; spring torque {point.spring_torque:.4g} N.m")
     lines.append(f"crank: torque {_stat(point, 'crank_torque', point.crank_torque, '.4g')} N.m, "
                  f"power {point.crank_power:.4g} W")
     flagged = point.flagged
