@@ -112,6 +112,10 @@ def _failure_status(err: Exception) -> int | None:
     from .model.initialization import InitializationError
     from .model.system import DivergenceError
 
+    from .duty import DutyError
+
+    if isinstance(err, DutyError):
+        return EXIT_LAYOUT
     if isinstance(err, (DivergenceError, InitializationError, FmuError, MemoryError)):
         return EXIT_MODEL
     return None
@@ -742,6 +746,9 @@ def _add_sweep_parser(commands, layout_help: str) -> None:
                             "order, water_pump_torque_Nm, ...) over VALUES (START:STOP:COUNT or a list); "
                             "repeat for a cartesian product, e.g. --vary belt.pretension_N=350:550:3 "
                             "--vary tensioner.spring_rate_Nm_per_rad=30,40")
+    sweep.add_argument("--duty", metavar="DUTY.csv",
+                       help="one run per point of this duty cycle (docs/design-report.md), at its speed with its "
+                            "loads; replaces --rpm")
     group = sweep.add_argument_group("execution")
     where = group.add_mutually_exclusive_group()
     where.add_argument("--workers", type=_count(1), metavar="N",
@@ -778,8 +785,13 @@ def _sweep_command(args) -> int:
                    "to replace it")
     settings = dataclasses.replace(_excitation_settings(args), settle_cycles=args.settle_cycles, cycles=args.cycles,
                                    max_output_interval_s=args.output_interval)
+    duty = None
+    if args.duty is not None:
+        from .duty import read_duty_csv
+
+        duty = read_duty_csv(args.duty, layout)
     try:
-        study = plan(layout, rpms, settings, variations)
+        study = plan(layout, rpms, settings, variations, duty)
     except ValueError as err:
         args.error(str(err))
     from .model.inputs import RPM_RANGE
@@ -791,9 +803,10 @@ def _sweep_command(args) -> int:
     workers = args.workers or default_workers()
     where = (f"the Dask cluster at {args.scheduler}" if args.scheduler is not None
              else "this process" if workers == 1 else f"{workers} local processes")
-    speeds = len({run.rpm for run in study.runs})
+    speeds = len(duty.points) if duty is not None else len({run.rpm for run in study.runs})
     print(f"layout: {layout.source} (bearing force: {layout.headline_pulley_name}; {layout.drive.model} model)")
-    print(f"sweep: {len(study.runs)} runs ({speeds} speeds x {len(study.runs) // speeds} variant(s)) on {where}")
+    what = "duty points" if duty is not None else "speeds"
+    print(f"sweep: {len(study.runs)} runs ({speeds} {what} x {len(study.runs) // speeds} variant(s)) on {where}")
     mode = "resume" if args.resume else "overwrite" if args.overwrite else "new"
     show = sys.stderr.isatty() if args.progress is None else args.progress
     if args.scheduler is None and workers > 1:
@@ -840,6 +853,7 @@ def _sweep_summary(table, layout) -> str:
     """Per study variant and speed: tensioner amplitude, bearing force min/max, crank torque
     max, the largest mean slip and the periodicity check."""
     from .model.outputs import pulley_output_name, statistic_name
+    from .sweep.planning import DUTY_COLUMN
 
     slips = {p.name: statistic_name(pulley_output_name("slip", p.name), "mean") for p in layout.pulleys
              if p.role != "crankshaft"}
@@ -856,7 +870,7 @@ def _sweep_summary(table, layout) -> str:
                 return float(table.metric([row], name)[0])
 
             slip = max(slips, key=lambda p: abs(metric(slips[p])))
-            cells = [f"{float(row['rpm']):g}"]
+            cells = [f"{float(row['rpm']):g}" + (f" ({row[DUTY_COLUMN]})" if DUTY_COLUMN in row else "")]
             if has_tensioner:
                 cells.append(f"{metric('tensioner_amplitude_deg'):.3g}")
             cells += [f"{metric(statistic_name('bearing_force', 'min')):.4g}",
@@ -895,7 +909,24 @@ def _add_analysis_parsers(commands, layout_help: str) -> None:
     )
     point.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
     _add_inputs(point)
+    point.add_argument("--duty", metavar="DUTY.csv",
+                       help="one operating point per duty point of this CSV file (docs/design-report.md); "
+                            "replaces --rpm and --water-pump-torque")
     point.set_defaults(run=_operating_point_command, error=point.error)
+
+    report = commands.add_parser(
+        "report", help="the drive's design report as one HTML file",
+        description="Write the design report: geometry, tensioner position table, static span tensions, hub loads "
+                    "and slip safety per duty point in two conventions, dynamic results under the engine order, "
+                    "belt fatigue life, natural frequencies and Campbell crossings, pass/fail checks. See "
+                    "docs/design-report.md.",
+    )
+    report.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    report.add_argument("--duty", metavar="DUTY.csv",
+                        help="the duty cycle (default: the layout's [[duty_points]], else its own loads at 800, "
+                             "1500 and 2300 rpm)")
+    report.add_argument("-o", "--out", required=True, metavar="REPORT.html", help="the report to write")
+    report.set_defaults(run=_report_command, error=report.error)
 
     modes = commands.add_parser(
         "modes", help="natural frequencies, damping and mode shapes about the operating point",
@@ -1079,11 +1110,46 @@ def _arm_friction(args, point):
 
 def _operating_point_command(args) -> int:
     from .analysis.operating_point import operating_point, report
+    from .duty import loaded_layout, read_duty_csv
 
     layout = _load_layout(args.layout)
-    point = operating_point(layout, args.rpm, args.water_pump_torque)
     print(f"layout: {layout.source}")
-    print(report(point, _table))
+    if args.duty is None:
+        print(report(operating_point(layout, args.rpm, args.water_pump_torque), _table))
+        return 0
+    for k, duty in enumerate(read_duty_csv(args.duty, layout).points):
+        loads = ", ".join([f"{n} {v / 1e3:g} kW" for n, v in duty.power.items()]
+                          + [f"{n} {v:g} N.m" for n, v in duty.torque.items()]) or "the layout's loads"
+        print(("\n" if k else "") + f"duty point {duty.name!r} ({loads}, time share {duty.time_share:.3g}):")
+        print(report(operating_point(loaded_layout(layout, duty), duty.engine_speed_rpm), _table))
+    return 0
+
+
+def _report_command(args) -> int:
+    from . import design_report
+    from .duty import load_duty
+    from .files import atomic_write
+
+    layout = _load_layout(args.layout)
+    _check_outputs(args.error, args.layout or layout.source, {"-o": args.out})
+    if Path(args.out).suffix.lower() not in (".html", ".htm"):
+        args.error(f"argument -o: {args.out}: the report is HTML; use a name ending in .html")
+    if args.duty is not None and _same_file(Path(args.out), Path(args.duty)):
+        args.error(f"argument -o: {args.out} is the duty-cycle file; refusing to overwrite it")
+    duty = load_duty(layout, args.duty)
+    start = time.perf_counter()
+    result = design_report.build(layout, duty)
+    text = design_report.render(result)
+
+    def write(path):
+        with atomic_write(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    if not _write("-o", args.out, write):
+        return EXIT_OUTPUT
+    for check, value, limit, ok in result.checks:
+        print(f"{'PASS' if ok else 'FAIL'}  {check}: {value:.4g} (limit {limit:.4g})")
+    print(f"wall time: {time.perf_counter() - start:.3g} s ({len(result.results)} duty points)")
     return 0
 
 
@@ -1120,7 +1186,7 @@ def _modes_command(args) -> int:
     _check_outputs(args.error, args.layout or layout.source, {"--plot": args.plot})
     _check_arm_excitation(args, layout)
     start = time.perf_counter()
-    point = operating_point(layout, args.rpm, args.water_pump_torque)
+    point = operating_point(layout, args.rpm, args.water_pump_torque, statistics=False)
     friction = _arm_friction(args, point)
     found = modes(point, args.count, friction)
     wall = time.perf_counter() - start

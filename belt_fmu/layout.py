@@ -435,6 +435,9 @@ TABLES: dict[str, type] = {
     "tensioner": Tensioner,
 }
 REQUIRED_TABLES = ("belt", "contact", "friction", "pulleys")
+# Tables of the design report, not of the model: kept as given in Layout.design and checked
+# where they are read (belt_fmu/duty.py, belt_fmu/design_report.py); the model ignores them.
+DESIGN_TABLES = ("duty_points", "design_limits")
 
 
 def _fields(cls: type) -> dict[str, dataclasses.Field]:
@@ -497,6 +500,7 @@ class Layout:
     #: what the layout's checks warn of (belt_fmu.model.layout_checks.layout_warnings), each a
     #: line "{source}: {field}: ..."; the command line prints them as "warning: ..."
     warnings: tuple[str, ...] = field(default=(), compare=False)
+    design: dict = field(default_factory=dict, compare=False, repr=False)  # DESIGN_TABLES as given
 
     @property
     def headline_pulley_name(self) -> str:
@@ -1034,8 +1038,8 @@ def _validate(data: dict, source: str) -> tuple[list[str], dict | None]:
     data-sheet keys converted to the model's (:func:`belt_fmu.model.datasheet.model_data`)."""
     report = _Report(source)
     for name in data:
-        if name not in TABLES:
-            report.note(name, _unknown(name, "table", TABLES))
+        if name not in TABLES and name not in DESIGN_TABLES:
+            report.note(name, _unknown(name, "table", (*TABLES, *DESIGN_TABLES)))
     for name in REQUIRED_TABLES:
         if name not in data:
             report.note(name, "missing table; required")
@@ -1123,6 +1127,7 @@ def load_layout_data(data: dict, source: str = "<data>") -> Layout:
         pulleys=tuple(_build(Pulley, p) for p in data["pulleys"]),
         tensioner=_build(Tensioner, data["tensioner"]) if "tensioner" in data else None,
         source=source,
+        design={name: data[name] for name in DESIGN_TABLES if name in data},
     )
     problems = geometry_problems(layout)
     if problems:

@@ -81,7 +81,7 @@ def speed_modes(layout, rpm: float, count: int, water_pump_torque: float, arm_fr
         drive = _DRIVES.get(layout)
         if drive is None:
             drive = _DRIVES.setdefault(layout, BeltDrive(layout))
-        point = operating_point(layout, rpm, water_pump_torque, settle_time, drive=drive)
+        point = operating_point(layout, rpm, water_pump_torque, settle_time, drive=drive, statistics=False)
         if arm_friction == "excited":
             arm_friction = excited_arm_friction(point, excitation)
         found = modes(point, count, arm_friction)

@@ -28,9 +28,19 @@ same drive. Reported from it (SI units, sign conventions of :mod:`belt_fmu.model
   and the slip margin is ``Q_max - |Q|`` [N m]; a pulley whose margin is not positive (or
   whose slack side has lost its tension) is flagged;
 * the crank torque [N m] and power [W].
+
+The discretized belt's forces carry the polygon ripple: the state is an instant of a motion
+periodic at the node passage frequency ``f = R w n / l`` (crank cord radius, crank speed,
+element count, belt length; :func:`belt_fmu.model.geometry.drive_polygon_frequency`).
+:attr:`OperatingPoint.statistics` gives every output's mean and range (min, max) over one such
+period, sampled at :data:`PERIOD_SAMPLES` instants by running the drive on from the state and
+restoring it after: the values above are the state's own (the modes and the forced response
+linearize about it), the means what a measurement low-pass filtered below the polygon
+frequency sees.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -38,6 +48,9 @@ import numpy as np
 
 from ..model.outputs import pulley_output_name, span_output_name, spans
 from ..units import RPM
+
+#: instants over one polygon period the statistics are taken at
+PERIOD_SAMPLES = 32
 
 
 @dataclass(frozen=True)
@@ -81,6 +94,8 @@ class OperatingPoint:
     spring_torque: float | None  # [N m], magnitude, into the belt
     crank_torque: float  # [N m], against the crank's rotation
     crank_power: float  # [W]
+    statistics: dict | None = None  # output name -> (mean, min, max) over one polygon period
+    port_torques: dict | None = None  # {pulley}_torque inputs held [N m]
 
     @property
     def layout(self):
@@ -93,10 +108,37 @@ class OperatingPoint:
     def hold(self, interval: float) -> None:
         """Run the drive on for ``interval`` [s] at this point's inputs: the crank at its speed,
         or, torque-driven, with the engine torque that balances the belt's at this point."""
+        ports = self.port_torques or {}
         if self.drive.torque_driven_crank:
-            self.drive.advance(interval, water_pump_torque=self.water_pump_torque, engine_torque=self.crank_torque)
+            self.drive.advance(interval, water_pump_torque=self.water_pump_torque, engine_torque=self.crank_torque,
+                               **ports)
         else:
-            self.drive.advance(interval, self.rpm * RPM, self.water_pump_torque)
+            self.drive.advance(interval, self.rpm * RPM, self.water_pump_torque, **ports)
+
+    def mean(self, name: str) -> float:
+        """Mean of output ``name`` over one polygon period."""
+        return self.statistics[name][0]
+
+    def period_statistics(self) -> dict:
+        """{output: (mean, min, max)} over one polygon period from this state (module
+        docstring); the drive is left in this state."""
+        from ..model.geometry import drive_polygon_frequency
+
+        drive = self.drive
+        frequency = drive_polygon_frequency(self.layout, self.rpm * RPM)
+        saved = drive.get_state()
+        samples = [drive.output_values.copy()]
+        try:
+            # a belt at rest has no polygon period: its outputs are the state's
+            for _ in range(PERIOD_SAMPLES - 1 if frequency > 0.0 else 0):
+                period = 1.0 / frequency
+                self.hold(period / PERIOD_SAMPLES)
+                samples.append(drive.output_values.copy())
+        finally:
+            drive.set_state(saved)
+        values = np.array(samples)
+        return {name: (float(np.mean(values[:, k])), float(np.min(values[:, k])), float(np.max(values[:, k])))
+                for k, name in enumerate(drive.output_names)}
 
 
 def capstan(tight: float, slack: float, centrifugal: float, mu: float, wrap: float, radius: float):
@@ -110,17 +152,19 @@ def capstan(tight: float, slack: float, centrifugal: float, mu: float, wrap: flo
 
 
 def operating_point(layout, rpm: float, water_pump_torque: float = 0.0, settle_time: float | None = None,
-                    drive=None) -> OperatingPoint:
+                    drive=None, statistics: bool = True, **torques) -> OperatingPoint:
     """The operating point of ``layout`` at crank speed ``rpm`` [rpm] and water-pump torque
     [N m]: the drive reset to its steady running state (``settle_time`` [s] of dynamic
     relaxation, default :data:`belt_fmu.model.system.SETTLE_TIME`). ``drive``: a
-    :class:`BeltDrive` of ``layout`` to reuse (its kernels are compiled, its buffers reused)."""
+    :class:`BeltDrive` of ``layout`` to reuse (its kernels are compiled, its buffers reused);
+    ``statistics``: also the outputs' means and ranges over a polygon period; ``torques``:
+    the accessory ports' inputs ``{pulley}_torque`` [N m]."""
     from ..model.system import SETTLE_TIME, BeltDrive
     from ..model.tensioner import spring_torque
 
     if drive is None:
         drive = BeltDrive(layout)
-    drive.reset(rpm * RPM, water_pump_torque, SETTLE_TIME if settle_time is None else settle_time)
+    drive.reset(rpm * RPM, water_pump_torque, SETTLE_TIME if settle_time is None else settle_time, **torques)
     out = drive.outputs()
     names = [p.name for p in layout.pulleys]
     pairs = spans(names)
@@ -132,12 +176,12 @@ def operating_point(layout, rpm: float, water_pump_torque: float = 0.0, settle_t
     centrifugal = layout.belt.mass_per_length_kg_per_m * belt_speed ** 2
     path = drive.current_path()
     speeds = np.array([out[pulley_output_name("speed", p.name)] for p in layout.pulleys])
-    torques = drive.load_torques(speeds, water_pump_torque)
-    torques[crank] = -out["crank_torque"]
+    loads = drive.load_torques(speeds, water_pump_torque, **torques)
+    loads[crank] = -out["crank_torque"]
     pulleys = []
     for j, pulley in enumerate(layout.pulleys):
         mean = 0.5 * (tension[j - 1] + tension[j])
-        torque = float(torques[j])
+        torque = float(loads[j])
         half = 0.5 * abs(torque) / radii[j]
         mu = float(params.pulleys[j]["effective_mu"])
         arc, capacity = capstan(mean + half, mean - half, centrifugal, mu, path.wrap_angle[j], radii[j])
@@ -152,23 +196,49 @@ def operating_point(layout, rpm: float, water_pump_torque: float = 0.0, settle_t
         rel = out["tensioner_angle_rel"]
         spring = abs(float(spring_torque(params.tensioner[0], arm)))
     crank_torque = out["crank_torque"]
-    return OperatingPoint(drive, rpm, water_pump_torque, belt_speed, centrifugal,
-                          tuple(f"{a} -> {b}" for a, b in pairs), tension, tuple(pulleys), arm, rel, spring,
-                          crank_torque, crank_torque * rpm * RPM)
+    point = OperatingPoint(drive, rpm, water_pump_torque, belt_speed, centrifugal,
+                           tuple(f"{a} -> {b}" for a, b in pairs), tension, tuple(pulleys), arm, rel, spring,
+                           crank_torque, crank_torque * rpm * RPM, None, dict(torques) or None)
+    if statistics:
+        point = dataclasses.replace(point, statistics=point.period_statistics())
+    return point
+
+
+def _stat(point, name: str, value: float, digits: str = ".1f", spread: bool = True, scale: float = 1.0) -> str:
+    """``mean (min..max)`` over the polygon period (``spread`` False: the mean alone), or the
+    instant's value without statistics; each times ``scale``."""
+    if point.statistics is None or name not in point.statistics:
+        return format(scale * value, digits)
+    mean, low, high = (scale * x for x in point.statistics[name])
+    return f"{mean:{digits}} ({low:{digits}}..{high:{digits}})" if spread else format(mean, digits)
 
 
 def report(point: OperatingPoint, table) -> str:
-    """The operating point as text tables; ``table(header, rows)`` formats one table."""
+    """The operating point as text tables; ``table(header, rows)`` formats one table. Forces,
+    tensions and torques are means over one polygon period with their range in brackets."""
+    from ..model.geometry import drive_polygon_frequency
+
+    names = [p.name for p in point.layout.pulleys]
+    pairs = spans(names)
     lines = [f"operating point: crank {point.rpm:g} rpm, water-pump torque {point.water_pump_torque:g} N.m",
-             f"belt speed {point.belt_speed:.4g} m/s, centrifugal tension m'v^2 {point.centrifugal_tension:.4g} N",
-             "", "free spans, in belt travel order:",
-             table(["span", "tension [N]"], [[name, f"{t:.1f}"] for name, t in zip(point.span_names,
-                                                                                    point.span_tension)]),
-             "", "pulleys:"]
+             f"belt speed {point.belt_speed:.4g} m/s, centrifugal tension m'v^2 {point.centrifugal_tension:.4g} N"]
+    frequency = drive_polygon_frequency(point.layout, point.rpm * RPM)
+    if point.statistics is not None and frequency > 0.0:
+        lines.append(f"values: mean (min..max) over one polygon period, 1/{frequency:.4g} Hz "
+                     f"({PERIOD_SAMPLES} instants); pulley speeds and hub force components: means; torque, "
+                     "slip arc, capacity and margin: the state's")
+    lines += ["", "free spans, in belt travel order:",
+              table(["span", "tension [N]"],
+                    [[name, _stat(point, span_output_name("span_tension", a, b), t)]
+                     for name, (a, b), t in zip(point.span_names, pairs, point.span_tension)]),
+              "", "pulleys:"]
     rows = []
     for p in point.pulleys:
-        rows.append([p.name, p.role, f"{p.speed:.2f}", f"{p.hub_force_x:.1f}", f"{p.hub_force_y:.1f}",
-                     f"{p.hub_force:.1f}", f"{math.degrees(p.wrap_angle):.1f}", f"{p.torque:.3g}",
+        rows.append([p.name, p.role, _stat(point, pulley_output_name("speed", p.name), p.speed, ".2f", False),
+                     _stat(point, pulley_output_name("hub_force_x", p.name), p.hub_force_x, spread=False),
+                     _stat(point, pulley_output_name("hub_force_y", p.name), p.hub_force_y, spread=False),
+                     _stat(point, pulley_output_name("hub_force", p.name), p.hub_force),
+                     f"{math.degrees(p.wrap_angle):.1f}", f"{p.torque:.3g}",
                      f"{p.effective_mu:.3g}",
                      "all" if not math.isfinite(p.slip_arc) else f"{math.degrees(p.slip_arc):.1f}",
                      f"{p.capacity:.3g}", f"{p.margin:.3g}", "NO MARGIN" if p.flagged else "ok"])
@@ -177,10 +247,11 @@ def report(point: OperatingPoint, table) -> str:
                        rows))
     lines.append("")
     if point.arm_angle is not None:
+        relative = _stat(point, "tensioner_angle_rel", point.arm_angle_rel, "+.3f", scale=180.0 / math.pi)
         lines.append(f"tensioner arm: angle {point.arm_angle:.5g} rad ({math.degrees(point.arm_angle):.2f} deg), "
-                     f"{point.arm_angle_rel:+.4g} rad ({math.degrees(point.arm_angle_rel):+.2f} deg) from installed; "
-                     f"spring torque {point.spring_torque:.4g} N.m")
-    lines.append(f"crank: torque {point.crank_torque:.4g} N.m, power {point.crank_power:.4g} W")
+                     f"{relative} deg from installed; spring torque {point.spring_torque:.4g} N.m")
+    lines.append(f"crank: torque {_stat(point, 'crank_torque', point.crank_torque, '.4g')} N.m, "
+                 f"power {point.crank_power:.4g} W")
     flagged = point.flagged
     if flagged:
         lines.append(f"warning: no slip margin on {', '.join(flagged)}: the belt slips grossly there")

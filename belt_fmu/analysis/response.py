@@ -321,7 +321,8 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
     drive = drive if drive is not None else BeltDrive(layout)
     models = []
     for k, rpm in enumerate(anchors):
-        models.append(Anchor(operating_point(layout, rpm, water_pump_torque(layout, rpm, excitation), drive=drive),
+        models.append(Anchor(operating_point(layout, rpm, water_pump_torque(layout, rpm, excitation), drive=drive,
+                                               statistics=False),
                              phases))
         if progress is not None:
             progress(k + 1, len(anchors))

@@ -145,6 +145,9 @@ class Run:
     settings: RunSettings
     variant: tuple[tuple[str, object], ...]
     layout: Layout = field(compare=False, repr=False)
+    # a duty point's run: its layout carries the duty's loads (belt_fmu.duty.loaded_layout);
+    # a pump the point loads takes no load from the settings on top
+    duty_loads_pump: bool = field(default=False, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -186,7 +189,7 @@ class Run:
     def water_pump_torque(self) -> float:
         """Water-pump load torque of this run [N m], at the pump's mean speed."""
         pump = self.layout.water_pump_index
-        if pump is None:
+        if pump is None or self.duty_loads_pump:
             return 0.0
         speed = self.rpm * RPM * cord_radius(self.layout, self.layout.crank_index) / cord_radius(self.layout, pump)
         return self.settings.water_pump_torque_Nm + self.settings.water_pump_quadratic_Nms2 * speed ** 2
@@ -308,6 +311,7 @@ class Plan:
     runs: tuple[Run, ...]
     edit_paths: tuple[str, ...]  # the varied layout keys, one column each
     digest: str  # layout_digest(layout)
+    duty: bool = False  # the runs are a duty cycle's points
 
     @property
     def metrics(self):
@@ -316,8 +320,10 @@ class Plan:
 
     @property
     def key_columns(self) -> tuple[str, ...]:
-        """The columns that identify a run: its parameters and the layout's digest."""
-        return ("rpm", *self.edit_paths, *SETTING_COLUMNS.values(), "layout_sha256")
+        """The columns that identify a run: its parameters (a duty point's name, DUTY_COLUMN,
+        for a sweep over a duty cycle) and the layout's digest."""
+        duty = (DUTY_COLUMN,) if self.duty else ()
+        return ("rpm", *duty, *self.edit_paths, *SETTING_COLUMNS.values(), "layout_sha256")
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -335,7 +341,8 @@ class Plan:
         """The table row of ``run`` with ``outcome`` (what :func:`belt_fmu.sweep.executors.outcome`
         returns), as text."""
         edits = dict(run.variant)
-        row = {"rpm": run.rpm, **{path: edits[path] for path in self.edit_paths},
+        row = {"rpm": run.rpm, **({DUTY_COLUMN: edits[DUTY_COLUMN]} if self.duty else {}),
+               **{path: edits[path] for path in self.edit_paths},
                **{column: getattr(run.settings, name) for name, column in SETTING_COLUMNS.items()},
                "layout_sha256": self.digest, "layout": self.layout.source,
                "irregularity_amplitude [rpm]": run.irregularity_amplitude,
@@ -346,16 +353,22 @@ class Plan:
         return {column: cell(value) for column, value in row.items()}
 
 
-def plan(layout: Layout, rpms, settings: RunSettings = RunSettings(), variations=()) -> Plan:
+#: the results table's column of a duty point's name (a sweep over a duty cycle)
+DUTY_COLUMN = "duty_point"
+
+
+def plan(layout: Layout, rpms, settings: RunSettings = RunSettings(), variations=(), duty=None) -> Plan:
     """The runs of a sweep over the speeds ``rpms`` [rpm] for every combination of the
     ``variations`` (:class:`Variation`, cartesian product), variants in the order given.
+    ``duty`` (a :class:`belt_fmu.duty.DutyCycle`) replaces the speeds: one run per duty point
+    at its speed with its loads.
 
     Every variant layout is validated as a layout file is (LayoutError), the settings and the
     speeds checked (ValueError naming what is wrong) before anything runs. Varying a key that
     changes the drive's outputs (pulley names, the headline pulley, the tensioner) is refused.
     """
     problems = settings.problems()
-    rpms = [_coerce(x, 0.0) for x in rpms]
+    rpms = [_coerce(x, 0.0) for x in rpms] if duty is None else [p.engine_speed_rpm for p in duty.points]
     if not rpms:
         problems.append("rpm: no speed given")
     problems += [f"rpm: {x!r} must be a finite speed > 0 [rpm]" for x in rpms if not (_is_real(x) and x > 0)]
@@ -388,10 +401,25 @@ def plan(layout: Layout, rpms, settings: RunSettings = RunSettings(), variations
         if postprocessing().cycle_metric_specs(variant_layout) != specs:
             raise ValueError(f"variant {label}: changes the drive's outputs (pulleys, headline pulley or "
                              "tensioner); vary it in separate sweeps")
-        for rpm in sorted(set(rpms)):
+        for rpm, point in _speeds(rpms, duty):
             amplitude = variant_settings.irregularity_at(rpm)
             if amplitude >= rpm:
                 raise ValueError(f"rpm={rpm:g}{', ' + label if label else ''}: the irregularity "
                                  f"+-{amplitude:g} rpm would stop the crank")
-            runs.append(Run(rpm, variant_settings, variant, variant_layout))
-    return Plan(layout, tuple(runs), tuple(n for n in names if "." in n), layout_digest(layout))
+            if point is None:
+                runs.append(Run(rpm, variant_settings, variant, variant_layout))
+                continue
+            from ..duty import loaded_layout
+
+            pump = variant_layout.water_pump_index
+            loads_pump = pump is not None and variant_layout.pulleys[pump].name in point.load_torques(variant_layout)
+            runs.append(Run(rpm, variant_settings, ((DUTY_COLUMN, point.name), *variant),
+                            loaded_layout(variant_layout, point), loads_pump))
+    return Plan(layout, tuple(runs), tuple(n for n in names if "." in n), layout_digest(layout), duty is not None)
+
+
+def _speeds(rpms, duty):
+    """(rpm, duty point or None) of each run of a variant: the sorted speeds, or the duty's points."""
+    if duty is None:
+        return [(rpm, None) for rpm in sorted(set(rpms))]
+    return [(p.engine_speed_rpm, p) for p in duty.points]

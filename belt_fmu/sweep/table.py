@@ -60,7 +60,10 @@ class SweepTable:
     def sorted(self) -> "SweepTable":
         """The rows in order of their key, speed last; the last row of a key wins (a run
         done again on resume replaces its earlier row)."""
-        columns = [c for c in self.key_columns if c != "rpm"] + ["rpm"]
+        from .planning import DUTY_COLUMN
+
+        duty = [DUTY_COLUMN] if DUTY_COLUMN in self.key_columns else []
+        columns = [c for c in self.key_columns if c not in ("rpm", DUTY_COLUMN)] + ["rpm"] + duty
         latest = {self.key(row): row for row in self.rows}
         order = sorted(latest.values(), key=lambda row: tuple(_sortable(row[c]) for c in columns))
         return SweepTable(self.columns, order)
@@ -81,11 +84,13 @@ class SweepTable:
         "name=value, ..." of the parameters other than rpm that differ between rows, named as
         ``--vary`` names them ("" if none do)."""
         rows = self.sorted().rows
-        varied = [c for c in self.key_columns if c != "rpm" and len({row[c] for row in rows}) > 1]
+        from .planning import DUTY_COLUMN, SETTING_COLUMNS
+
+        # a duty cycle's points are the speeds of one case, not cases
+        varied = [c for c in self.key_columns if c not in ("rpm", DUTY_COLUMN) and len({row[c] for row in rows}) > 1]
         groups: dict[tuple, list] = {}
         for row in rows:
             groups.setdefault(tuple(row[c] for c in varied), []).append(row)
-        from .planning import SETTING_COLUMNS
 
         names = {column: name for name, column in SETTING_COLUMNS.items()}  # labelled as --vary names them
         return [(", ".join(f"{names.get(c, c)}={_short(v)}" for c, v in zip(varied, values)), group)
