@@ -596,6 +596,18 @@ def _load_layout(path):
     return layout
 
 
+def _load_duty(layout, path):
+    """The duty cycle of the CSV file ``path`` (None: the layout's ``[[duty_points]]``, or None),
+    the duty points at which the tensioner sits on the tight side printed on stderr."""
+    from .duty import load_duty, tight_side_warnings
+
+    duty = load_duty(layout, path)
+    if duty is not None:
+        for warning in tight_side_warnings(layout, duty):
+            print(f"warning: {warning}", file=sys.stderr)
+    return duty
+
+
 def _print_alias_warning(results, layout, model: str, interval: float, option: str) -> None:
     """Warn when the discretized model's instantaneous outputs were sampled below twice the
     polygon frequency (the belt elements' passing frequency over the crank pulley, at the
@@ -785,11 +797,7 @@ def _sweep_command(args) -> int:
                    "to replace it")
     settings = dataclasses.replace(_excitation_settings(args), settle_cycles=args.settle_cycles, cycles=args.cycles,
                                    max_output_interval_s=args.output_interval)
-    duty = None
-    if args.duty is not None:
-        from .duty import read_duty_csv
-
-        duty = read_duty_csv(args.duty, layout)
+    duty = _load_duty(layout, args.duty) if args.duty is not None else None
     try:
         study = plan(layout, rpms, settings, variations, duty)
     except ValueError as err:
@@ -1110,14 +1118,14 @@ def _arm_friction(args, point):
 
 def _operating_point_command(args) -> int:
     from .analysis.operating_point import operating_point, report
-    from .duty import loaded_layout, read_duty_csv
+    from .duty import loaded_layout
 
     layout = _load_layout(args.layout)
     print(f"layout: {layout.source}")
     if args.duty is None:
         print(report(operating_point(layout, args.rpm, args.water_pump_torque), _table))
         return 0
-    for k, duty in enumerate(read_duty_csv(args.duty, layout).points):
+    for k, duty in enumerate(_load_duty(layout, args.duty).points):
         loads = ", ".join([f"{n} {v / 1e3:g} kW" for n, v in duty.power.items()]
                           + [f"{n} {v:g} N.m" for n, v in duty.torque.items()]) or "the layout's loads"
         print(("\n" if k else "") + f"duty point {duty.name!r} ({loads}, time share {duty.time_share:.3g}):")
@@ -1127,7 +1135,6 @@ def _operating_point_command(args) -> int:
 
 def _report_command(args) -> int:
     from . import design_report
-    from .duty import load_duty
     from .files import atomic_write
 
     layout = _load_layout(args.layout)
@@ -1136,7 +1143,7 @@ def _report_command(args) -> int:
         args.error(f"argument -o: {args.out}: the report is HTML; use a name ending in .html")
     if args.duty is not None and _same_file(Path(args.out), Path(args.duty)):
         args.error(f"argument -o: {args.out} is the duty-cycle file; refusing to overwrite it")
-    duty = load_duty(layout, args.duty)
+    duty = _load_duty(layout, args.duty)
     start = time.perf_counter()
     result = design_report.build(layout, duty)
     text = design_report.render(result)

@@ -231,6 +231,21 @@ def layout_duty(layout) -> DutyCycle | None:
     return _cycle([_point(layout, f"{source}[{k}]", t, k) for k, t in enumerate(tables)], source)
 
 
+def tight_side_warnings(layout, cycle: DutyCycle) -> list[str]:
+    """A line for each duty point of ``cycle`` at which the tensioner sits on the crank's
+    tight side with that point's loads (:func:`belt_fmu.model.layout_checks.tensioner_on_tight_side`)."""
+    from .model.layout_checks import steady_loads, tensioner_on_tight_side
+
+    lines = []
+    for point in cycle.points:
+        loaded = loaded_layout(layout, point)
+        if tensioner_on_tight_side(loaded, steady_loads(loaded, point.crank_speed)):
+            lines.append(f"{cycle.source}: duty point {point.name!r} ({point.engine_speed_rpm:g} rpm): the tensioner "
+                         "is on the tight side of the crank with this point's loads (it carries more than half of "
+                         "the tension rise they make); a tensioner belongs on the crank's slack side")
+    return lines
+
+
 def load_duty(layout, path=None) -> DutyCycle | None:
     """The duty cycle of ``path`` (a CSV file), else the layout's, else None."""
     return read_duty_csv(path, layout) if path is not None else layout_duty(layout)

@@ -228,6 +228,21 @@ def test_duty_csv_and_layout_tables(tmp_path):
     assert [p.time_share for p in cycle.points] == [0.5, 0.5]
 
 
+def test_a_duty_point_with_the_tensioner_on_the_tight_side_is_named(tmp_path):
+    """The built-in drive listed against the belt's travel (crank turned the other way: the same
+    drawing) puts the tensioner after the loads, on the crank's tight span, at every loaded
+    point (the rule is tested by hand in test_layout.py); listed as shipped, at none."""
+    from belt_fmu.duty import tight_side_warnings
+    from test_layout import _reversed_toml
+
+    path = tmp_path / "duty.csv"
+    path.write_text("name,engine_speed_rpm,alternator1_torque_Nm\nidle,650,1\n")
+    assert tight_side_warnings(load_layout(), read_duty_csv(path, load_layout())) == []
+    reversed_layout = load_layout_text(_reversed_toml(), "r.toml")
+    (warning,) = tight_side_warnings(reversed_layout, read_duty_csv(path, reversed_layout))
+    assert warning.startswith(f"{path}: duty point 'idle' (650 rpm): the tensioner is on the tight side")
+
+
 @pytest.mark.parametrize("text, message", [
     ("name,engine_speed_rpm,fan_power_kW\na,800,1\n", "fan_power_kW: no pulley 'fan' in the layout"),
     ("name,engine_speed_rpm\na,-100\n", "line 2: engine_speed_rpm: '-100' must be in [0, 14323.9] rpm"),
