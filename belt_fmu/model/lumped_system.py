@@ -213,7 +213,6 @@ class LumpedDrive:
         v["omega"][:] = geom.senses * flow * (1.0 + np.roll(strain, 1)) / geom.radii
         v["omega"][crank] = self.parameters.roles[0]["crank_sense"] * crank_speed
         self.time = 0.0
-        self._bind()
         if settle_time > 0.0:
             self.time = -settle_time  # the run starts at 0
             with settling(crank_speed, water_pump_torque):
