@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from . import __version__
-from .layout import FRICTION_LAWS, MODELS, LayoutError
+from .layout import FRICTION_LAWS, MODELS, OUTPUT_MODES, LayoutError
 
 EXIT_OUTPUT = 1
 EXIT_USAGE = 2  # argparse's status
@@ -174,6 +174,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--friction", choices=FRICTION_LAWS, metavar="LAW",
                      help="friction law instead of the layout's: " + ", ".join(FRICTION_LAWS))
     _add_model(run)
+    _add_output_mode(run, "the layout's [drive] output_mode")
     _add_run_outputs(run)
     run.set_defaults(run=_simulate_command, error=run.error)
 
@@ -207,6 +208,8 @@ def _parser() -> argparse.ArgumentParser:
     cosim.add_argument("--output-interval", type=_real("a finite time > 0 [s]", lambda x: x > 0.0),
                        metavar="SECONDS", help="record the outputs every this many seconds, a whole number of "
                                                "steps (default: every step)")
+    _add_output_mode(cosim, "the FMU's parameter output_mode; average: each output's mean over the "
+                            "communication step")
     _add_run_outputs(cosim)
     cosim.set_defaults(run=_cosim_command, error=cosim.error)
 
@@ -283,6 +286,13 @@ def _add_model(parser) -> None:
     parser.add_argument("--model", choices=MODELS, metavar="MODEL",
                         help="model instead of the layout's [drive] model: discretized (beam-element belt) or "
                              "lumped (rotational model, ~1000x faster)")
+
+
+def _add_output_mode(parser, instead: str) -> None:
+    """--output-mode: outputs sampled or averaged over each interval."""
+    parser.add_argument("--output-mode", choices=OUTPUT_MODES, metavar="MODE",
+                        help=f"sample (outputs at each output time) or average (each output's mean over the interval "
+                             f"before it: the discretized belt's polygon ripple does not alias) instead of {instead}")
 
 
 def _with_model(layout, model):
@@ -430,6 +440,8 @@ def _simulate_command(args) -> int:
     if args.friction is not None:
         layout = dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, law=args.friction))
     layout = _with_model(layout, args.model)
+    if args.output_mode is not None:
+        layout = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, output_mode=args.output_mode))
     from .model.inputs import input_specs
 
     signals = _signals(args, input_specs(layout))
@@ -450,7 +462,8 @@ def _simulate_command(args) -> int:
     total = time.perf_counter() - start
     print(f"layout: {layout.source}")
     print(f"{line}; {args.t_end:g} s simulated; friction law {layout.friction.law}; {layout.drive.model} model")
-    _print_alias_warning(results, layout, layout.drive.model, args.output_interval, "--output-interval")
+    _print_alias_warning(results, layout, layout.drive.model, args.output_interval, "--output-interval",
+                         layout.drive.output_mode, args.output_interval)
     print()
     print(_summary(results, layout))
     _print_slip_warnings(results, layout)
@@ -534,6 +547,11 @@ def _cosim_command(args) -> int:
     except ValueError as err:
         args.error(f"argument --param: {err}")
     variables = {v.name: v for v in description.modelVariables}
+    if args.output_mode is not None:
+        if "output_mode" not in variables:
+            args.error(f"argument --output-mode: {args.fmu} has no parameter output_mode (an FMU of an earlier "
+                       "belt_fmu)")
+        parameters["output_mode"] = args.output_mode
     specs = [SimpleNamespace(name=v.name, unit=v.unit or "1", problem=_bounds_problem(v))
              for v in description.modelVariables if v.causality == "input"]
     signals = _signals(args, specs)
@@ -556,8 +574,10 @@ def _cosim_command(args) -> int:
         print("parameters: " + ", ".join(f"{name} = {value}" for name, value in parameters.items()))
     print(f"{line}; {args.t_end:g} s in communication steps of {args.step:g} s"
           + (f", outputs every {interval:g} s" if interval != args.step else ""))
+    output_mode = parameters.get("output_mode", variables["output_mode"].start if "output_mode" in variables
+                                 else "sample")
     _print_alias_warning(results, layout, model, interval,
-                         "--step" if args.output_interval is None else "--output-interval")
+                         "--step" if args.output_interval is None else "--output-interval", output_mode, args.step)
     print()
     print(_summary(results, layout))
     _print_slip_warnings(results, layout)
@@ -608,11 +628,15 @@ def _load_duty(layout, path):
     return duty
 
 
-def _print_alias_warning(results, layout, model: str, interval: float, option: str) -> None:
+def _print_alias_warning(results, layout, model: str, interval: float, option: str, output_mode: str = "sample",
+                         window: float = 0.0) -> None:
     """Warn when the discretized model's instantaneous outputs were sampled below twice the
     polygon frequency (the belt elements' passing frequency over the crank pulley, at the
     run's highest crank speed): the polygon ripple then folds into the samples as slow
-    oscillations or spikes that are not in the drive."""
+    oscillations or spikes that are not in the drive. Averaged outputs (``output_mode``
+    "average", means over intervals of ``window`` [s]) keep at most 1 / (pi f window) of a
+    ripple of frequency f: a note says so, a warning if the window is shorter than a polygon
+    period."""
     if model != "discretized":
         return  # the lumped model has no polygon effect
     from .model.outputs import pulley_output_name
@@ -623,10 +647,22 @@ def _print_alias_warning(results, layout, model: str, interval: float, option: s
     polygon = drive_polygon_frequency(layout, speed)
     if interval * NYQUIST * polygon <= 1.0:
         return
+    if output_mode == "average":
+        if window * polygon >= 1.0:
+            print(f"note: averaging is on (output mode average): each output is its mean over the {window:g} s before "
+                  f"it, which keeps at most {100.0 / (math.pi * polygon * window):.2g} % of the polygon ripple "
+                  f"({polygon:.4g} Hz at {speed / RPM:.0f} rpm) instead of aliasing it")
+            return
+        print(f"warning: the outputs are means over {window:g} s, shorter than a polygon period ({polygon:.4g} Hz at "
+              f"{speed / RPM:.0f} rpm), sampled every {interval:g} s: part of the polygon ripple aliases into them; "
+              f"average over {1.0 / polygon:.3g} s or more, or sample every {1.0 / (NYQUIST * polygon):.3g} s or less "
+              f"({option})")
+        return
     print(f"warning: the outputs are sampled every {interval:g} s ({1.0 / interval:.4g} Hz), below twice the polygon "
           f"frequency ({polygon:.4g} Hz at {speed / RPM:.0f} rpm): the polygon ripple aliases into them (forces, "
           f"tensions and torques show spikes and slow beats that the drive does not have); sample every "
-          f"{1.0 / (NYQUIST * polygon):.3g} s or less ({option}), or low-pass filter them")
+          f"{1.0 / (NYQUIST * polygon):.3g} s or less ({option}), average them over each interval (--output-mode "
+          f"average), or low-pass filter them")
 
 
 def _doctor_command(args) -> int:

@@ -93,6 +93,10 @@ MAX_POWER_KW = 1.0e3
 MAX_ELEMENTS = 2000
 #: fidelity levels a layout may select (belt_fmu.model.system.make_drive builds them)
 MODELS = ("discretized", "lumped")
+#: what a model reports at a communication point: its outputs there ("sample"), or each
+#: output's mean over the last communication interval ("average": the discretized belt's
+#: polygon ripple cannot alias into outputs sampled more slowly than it)
+OUTPUT_MODES = ("sample", "average")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -290,6 +294,7 @@ class Drive:
     # gravity on the belt, in the drawing's frame; bounded at ten times the earth's
     gravity_m_per_s2: tuple[float, float] = _key(_Point(limit=100.0, unit="m/s2"), (0.0, 0.0))
     model: str = _key(_Choice(MODELS), "discretized")  # fidelity level: which model runs the drive
+    output_mode: str = _key(_Choice(OUTPUT_MODES), "sample")  # outputs sampled or averaged over each interval
 
 
 @dataclass(frozen=True, kw_only=True)

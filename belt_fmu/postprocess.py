@@ -8,6 +8,7 @@ cutoff of half that frequency before they are compared or reported.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -19,14 +20,22 @@ from .model.outputs import output_specs, statistic_name
 
 
 def lowpass(signal, sample_interval_s: float, cutoff_hz: float, order: int = 4) -> np.ndarray:
-    """Zero-phase Butterworth low-pass of ``signal`` sampled every ``sample_interval_s``."""
+    """Zero-phase Butterworth low-pass of ``signal`` sampled every ``sample_interval_s`` (a
+    2-D ``signal``: each column)."""
     signal = np.asarray(signal, dtype=float)
     nyquist = 0.5 / sample_interval_s
     if not 0.0 < cutoff_hz < nyquist:
         raise ValueError(f"cutoff {cutoff_hz:.4g} Hz must lie between 0 and the Nyquist frequency "
                          f"{nyquist:.4g} Hz of the samples")
-    sos = butter(order, cutoff_hz / nyquist, output="sos")
-    return sosfiltfilt(sos, signal)
+    return sosfiltfilt(_butterworth(order, cutoff_hz / nyquist), signal, axis=0)
+
+
+@functools.lru_cache(maxsize=64)
+def _butterworth(order: int, cutoff: float) -> np.ndarray:
+    """The low-pass's second-order sections at ``cutoff`` (a fraction of the Nyquist
+    frequency): designed once, as a sweep's run filters every output alike (the design took
+    half of a lumped run's filtering). scipy's filters take it writable and do not write it."""
+    return butter(order, cutoff, output="sos")
 
 
 def polygon_filter(signal, sample_interval_s: float, polygon_hz: float) -> np.ndarray:
@@ -128,8 +137,14 @@ def cycle_metrics(results, layout, crank_speed_rad_per_s: float, start: int, cyc
         raise ValueError(f"the record, t = {time[0]:.4g} to {time[-1]:.4g} s, must extend {margin:.4g} s "
                          f"(filter settling) beyond t = {time[max(first, 0)]:.4g} to {time[stop - 1]:.4g} s")
 
+    # every signal at once: filtered one by one, scipy's per-call set-up took as long as the
+    # lumped model's run
+    names = list(dict.fromkeys((["tensioner_angle", "tensioner_angle_rel"] if layout.tensioner is not None else [])
+                               + [output for _, output, _ in _statistics(layout)]))
+    columns = polygon_filter(np.column_stack([results[name] for name in names]), interval, polygon_hz)
+
     def filtered(name: str) -> np.ndarray:
-        return polygon_filter(results[name], interval, polygon_hz)
+        return columns[:, names.index(name)]
 
     metrics = {"polygon_frequency": polygon_hz, "filter_cutoff": cutoff}
     if layout.tensioner is not None:

@@ -130,8 +130,17 @@ MAT_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,62}")
 PROGRESS_PERIOD = 0.05
 
 
-def _zero(t: float) -> float:
-    return 0.0
+class _Constant:
+    """A constant input [its SI unit] as a function of time; its samples are filled at once."""
+
+    def __init__(self, value: float):
+        self.value = float(value)
+
+    def __call__(self, t: float) -> float:
+        return self.value
+
+
+_zero = _Constant(0.0)
 
 
 def _signal(value: Signal, name: str) -> Callable[[float], float]:
@@ -139,7 +148,7 @@ def _signal(value: Signal, name: str) -> Callable[[float], float]:
         return value
     if not isinstance(value, (int, float)) or not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number or a function of time, got {value!r}")
-    return lambda t: float(value)
+    return _Constant(value)
 
 
 def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: Signal | None = None,
@@ -197,7 +206,7 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
     samples = np.empty((n_out + 1, len(drive.inputs)))
     for j, spec in enumerate(drive.inputs):
         f = signal(j, spec)
-        samples[:, j] = [f(t) for t in times]
+        samples[:, j] = f.value if isinstance(f, _Constant) else [f(t) for t in times]
     table = np.empty((n_out + 1, len(drive.specs)))  # in the order of drive.specs
     table[0] = drive.output_values
     wall = 0.0

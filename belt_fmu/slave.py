@@ -124,6 +124,10 @@ PARAMETERS = (
               crank_input="torque"),
     Parameter("model", "drive", "model", "",
               "fidelity level (structural): discretized (beam-element belt) or lumped (rotational model)", str),
+    Parameter("output_mode", "drive", "output_mode", "",
+              "what the outputs are (structural): sample (values at the communication point) or average (each "
+              "output's mean over the last communication step: the discretized belt's polygon ripple cannot "
+              "alias)", str),
 )
 
 _VARIABLE = {float: Real, int: Integer, str: String}
@@ -314,7 +318,9 @@ class BeltDriveSlave(Fmi2Slave):
         ``step_size`` sample the discretized model's instantaneous outputs below twice the
         polygon frequency (the belt elements passing the crank pulley, R w n / l, at the crank
         speed now): the polygon ripple of forces, tensions and torques then aliases into slow
-        beats and spikes the drive does not have. The lumped model has no polygon."""
+        beats and spikes the drive does not have. The lumped model has no polygon; averaged
+        outputs (output_mode = "average") keep at most 1 / (pi f h) of a ripple of frequency f
+        over steps h of a polygon period or longer."""
         self._sampling_checked = True
         layout = self.drive.layout
         if layout.drive.model != "discretized":
@@ -322,11 +328,14 @@ class BeltDriveSlave(Fmi2Slave):
         crank = layout.pulleys[layout.crank_index].name
         speed = self.drive.outputs()[pulley_output_name("speed", crank)]
         polygon = drive_polygon_frequency(layout, speed)
+        if layout.drive.output_mode == "average" and step_size * polygon >= 1.0:
+            return
         if step_size * 2.0 * polygon > 1.0:
             self.log(f"communication steps of {step_size:.3g} s sample the outputs at {1.0 / step_size:.4g} Hz, below "
                      f"twice the polygon frequency ({polygon:.4g} Hz at {abs(speed) * 30.0 / math.pi:.0f} rpm): the "
                      f"polygon ripple aliases into forces, tensions and torques (spikes and slow beats the drive "
-                     f"does not have); step {1.0 / (2.0 * polygon):.3g} s or less, or low-pass filter the outputs",
+                     f"does not have); step {1.0 / (2.0 * polygon):.3g} s or less, set the parameter output_mode = "
+                     f"\"average\" (each output's mean over the step), or low-pass filter the outputs",
                      Fmi2Status.warning)
 
     @fmi_call("fmi2Terminate")

@@ -2,6 +2,7 @@
 physics through the FMU, state, instances. The FMI status contract (refused calls, failed
 initialization, divergence) is in test_fmu_status.py, native hosts in test_native_host.py.
 """
+import dataclasses
 import sys
 import xml.etree.ElementTree as ET
 import zipfile
@@ -76,10 +77,13 @@ def test_parameter_ranges_in_the_model_description_are_the_layout_rules(fmu):
         assert real[name].get("min") is not None and real[name].get("max") is not None, name
 
 
-def test_fmu_equals_the_python_model(instance):
-    """Same layout (carried as JSON), same inputs, same steps: the FMU is the Python model."""
-    instance.initialize({"crank_speed": CRANK, "water_pump_torque": PUMP})
-    drive = BeltDrive(load_layout_data(instance.layout_data))
+@pytest.mark.parametrize("output_mode", ["sample", "average"])
+def test_fmu_equals_the_python_model(instance, output_mode):
+    """Same layout (carried as JSON), same inputs, same steps: the FMU is the Python model,
+    its outputs sampled or averaged over each step (the parameter output_mode)."""
+    instance.initialize({"crank_speed": CRANK, "water_pump_torque": PUMP, "output_mode": output_mode})
+    layout = load_layout_data(instance.layout_data)
+    drive = BeltDrive(dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, output_mode=output_mode)))
     drive.reset(CRANK, PUMP)
     names = drive.output_names
     for _ in range(100):
@@ -202,8 +206,11 @@ def test_crank_speed_ramp_response(fmu):
     assert turn * drive.parameters.tensioner[0]["spring_sense"] > 1e-3
 
 
-def test_state_rollback_and_serialization_repeat_exactly(fmu, instance):
-    instance.initialize({"crank_speed": CRANK, "water_pump_torque": PUMP})
+@pytest.mark.parametrize("output_mode", ["sample", "average"])
+def test_state_rollback_and_serialization_repeat_exactly(fmu, instance, output_mode):
+    """fmi2GetFMUstate / fmi2SetFMUstate and their serialization restore the model bit for
+    bit; with averaged outputs the state holds the running integral of the interval too."""
+    instance.initialize({"crank_speed": CRANK, "water_pump_torque": PUMP, "output_mode": output_mode})
     outputs = instance.names("output")
     for _ in range(50):
         instance.step(STEP)
@@ -227,7 +234,7 @@ def test_state_rollback_and_serialization_repeat_exactly(fmu, instance):
 
     other = FmuInstance(fmu, instance_name="restored", unzip_directory=instance.unzip_directory)
     try:
-        other.initialize({"crank_speed": 50.0, "water_pump_torque": 0.0})
+        other.initialize({"crank_speed": 50.0, "water_pump_torque": 0.0, "output_mode": output_mode})
         other.set_state(other.deserialize_state(blob, saved[1]))
         instance, other = other, instance  # run() drives `instance`
         assert run() == first
@@ -396,6 +403,35 @@ def test_friction_law_is_a_structural_parameter(fmu):
         for _ in range(20):
             inst.step(STEP)
             drive.advance(STEP, CRANK, PUMP)
+        assert inst.get(drive.output_names) == pytest.approx(drive.output_values.tolist(), rel=1e-12, abs=1e-12)
+    finally:
+        inst.close()
+
+
+def test_output_mode_is_a_structural_parameter(fmu):
+    """The modelDescription declares `output_mode` (String, fixed parameter, start "sample",
+    described); set to "average" on the lumped model, the FMU's outputs at 1 ms steps are
+    the Python model's averaged ones, to 1e-12."""
+    from belt_fmu.model.lumped_system import LumpedDrive
+
+    with zipfile.ZipFile(fmu) as z:
+        root = ET.fromstring(z.read("modelDescription.xml"))
+    variable = next(v for v in root.iter("ScalarVariable") if v.get("name") == "output_mode")
+    assert variable.get("causality") == "parameter" and variable.get("variability") == "fixed"
+    assert variable.find("String").get("start") == "sample"
+    assert "average" in variable.get("description") and "sample" in variable.get("description")
+
+    inst = FmuInstance(fmu, instance_name="averaged")
+    try:
+        inst.initialize({"model": "lumped", "output_mode": "average", "crank_speed": CRANK,
+                         "water_pump_torque": PUMP})
+        layout = load_layout_data(inst.layout_data)
+        drive = LumpedDrive(dataclasses.replace(layout, drive=dataclasses.replace(
+            layout.drive, model="lumped", output_mode="average")))
+        drive.reset(CRANK, PUMP)
+        for _ in range(5):
+            inst.step(1e-3)
+            drive.advance(1e-3, CRANK, PUMP)
         assert inst.get(drive.output_names) == pytest.approx(drive.output_values.tolist(), rel=1e-12, abs=1e-12)
     finally:
         inst.close()

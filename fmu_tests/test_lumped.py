@@ -20,6 +20,7 @@ import pytest
 from belt_fmu.layout import LayoutError, load_layout_text
 from belt_fmu.model import lumped
 from belt_fmu.model.lumped_system import LumpedDrive
+from belt_fmu.model.outputs import output_specs
 from belt_fmu.model.system import BeltDrive, make_drive
 from belt_fmu.postprocess import drive_polygon_frequency, polygon_filter
 from belt_fmu.simulation import simulate
@@ -134,7 +135,8 @@ def test_state_and_work_views_tile_their_buffers():
         flat = np.concatenate([np.ravel(v) for v in views])
         assert np.array_equal(flat, buffer)
         for view, (_, extent, _) in zip(views, table):
-            sizes = {"p": p, "p+1": p + 1}
+            # "outputs": the length of the output vector of a drive of p pulleys
+            sizes = {"p": p, "p+1": p + 1, "outputs": len(output_specs([f"pulley{j}" for j in range(p)], "pulley0"))}
             shape = tuple(sizes.get(e, e) for e in (extent if isinstance(extent, tuple) else (extent,)))
             assert view.shape == (shape if len(shape) > 1 else shape)
 

@@ -266,3 +266,22 @@ def test_every_column_with_a_unit_names_it_in_brackets():
         name, unit = re.fullmatch(r"([a-z0-9_]+) \[([^\]]+)\]", column).groups()
         assert not suffix.search(name), column
     assert "water_pump_torque_static [N.m]" in study.columns and "water_pump_torque [N.m]" in study.columns
+
+
+def test_lumped_runs_share_a_drive_and_each_is_a_pure_function_of_its_run():
+    """The lumped model's runs in one process reuse its drive (executors.drive_for: its
+    reset rebuilds the whole state): a run's metrics are the same to the last bit after
+    another run, at another speed, as on a fresh drive."""
+    import dataclasses
+
+    from belt_fmu.sweep import executors
+
+    layout = load_layout()
+    layout = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model="lumped"))
+    runs = plan(layout, [1800, 2300], RunSettings(settle_cycles=2, cycles=1)).runs
+    executors._last_lumped = None
+    fresh = executors.run_point(runs[0])
+    drive = executors.drive_for(runs[0].layout)
+    executors.run_point(runs[1])
+    assert executors.drive_for(runs[0].layout) is drive
+    assert executors.run_point(runs[0]) == fresh

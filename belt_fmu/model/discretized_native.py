@@ -45,7 +45,8 @@ ARGUMENTS = (
     *PARAMETER_WORDS,  # words 6 to 16
     ("trial_y", "address of the outputs' trial state (float64, the size of y)"),
     ("trial_start", "address of the state it started from (float64, the size of y)"),
-    ("control", "address of the control words (float64, integrator.CONTROL_SIZE)"), ("n_control", "their count"),
+    ("control", "address of the control words and the outputs' running integral (float64, "
+                "integrator.control_size)"), ("n_control", "their count"),
     ("out", "address of the outputs (float64)"), ("n_out", "their count"),
 )
 

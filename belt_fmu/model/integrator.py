@@ -66,9 +66,9 @@ from .contact import normal_contact, update_neighbour_lists
 from .drive import accelerate_pulleys, update_pulley_centers
 from .friction import friction_impulses
 from .inputs import CRANK_SPEED_RANGE
-from .outputs import evaluate_outputs
+from .outputs import accumulate_outputs, evaluate_outputs, mean_outputs
 from .stability import MAX_STEP, bending_is_implicit, explicit_modes, limiting_mode
-from .state import unpack
+from .state import dimensions, unpack, unpack_state
 from .tensioner import advance_arm
 
 OK = 0
@@ -102,9 +102,19 @@ MAX_CRANK_OMEGA = CRANK_SPEED_RANGE[1]
 #: outputs' trial step takes and the nominal step [s]; 1 when the outputs are those of the
 #: state; 1 while the outputs' trial step may be the next run's first step, with the inputs,
 #: step length and neighbour lists' remaining validity [s] it was taken with (:func:`report`,
-#: :func:`run`).
+#: :func:`run`); 1 when the outputs are averaged over each communication interval
+#: (``[drive] output_mode = "average"``), the time [s] the running integral of the outputs
+#: covers and the length [s] of the interval's steps. After these words the control array holds
+#: that integral (one value per output) and a scratch vector of the outputs of one step
+#: (:func:`average_buffers`).
 (CRANK_OMEGA, PUMP_TORQUE, OUTPUT_DT, NOMINAL_DT, OUTPUTS_CURRENT, TRIAL_TAKEN, TRIAL_CRANK_OMEGA,
- TRIAL_PUMP_TORQUE, TRIAL_DT, TRIAL_LISTS_VALID_FOR, CONTROL_SIZE) = range(11)
+ TRIAL_PUMP_TORQUE, TRIAL_DT, TRIAL_LISTS_VALID_FOR, AVERAGING, AVERAGE_TIME, AVERAGE_DT, CONTROL_SIZE) = range(14)
+
+
+def control_size(n_outputs: int) -> int:
+    """Length of the control array of a drive with ``n_outputs`` outputs (the words, the
+    outputs' running integral and a step's outputs)."""
+    return CONTROL_SIZE + 2 * n_outputs
 
 
 def stable_time_step(parameters, max_step: float = MAX_STEP) -> float:
@@ -220,6 +230,47 @@ def advance(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved):
     return OK, n_steps
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def average_buffers(control):
+    """(running integral of the outputs, one step's outputs): the views of ``control`` after
+    its words."""
+    n_outputs = (control.shape[0] - CONTROL_SIZE) // 2
+    return control[CONTROL_SIZE:CONTROL_SIZE + n_outputs], control[CONTROL_SIZE + n_outputs:]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def add_step_outputs(p, before, w, control, dt, weight):
+    """Add the outputs of the state ``before`` (the views of a step's start state), with the
+    forces of the step from it just taken (in ``w``: the forces :func:`report` reads), to the
+    running integral with the quadrature weight ``weight`` [s]; the integral then covers
+    ``dt`` [s] more."""
+    integral, sample = average_buffers(control)
+    evaluate_outputs(p, before, w, sample)
+    accumulate_outputs(integral, sample, weight)
+    control[AVERAGE_TIME] += dt
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def advance_averaged(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved, y, start, control, first):
+    """:func:`advance`, adding each step's start state's outputs to the running integral of
+    the ``control`` array (trapezoidal rule: the outputs at the interval's ends weigh
+    ``dt / 2``, the others ``dt``; ``first``: these steps begin the interval, else one came
+    before). ``start`` is a scratch copy of the state ``y`` (``s`` its views) at each step's
+    start. The steps are :func:`advance`'s: averaging changes no state."""
+    before = unpack_state(start, *dimensions(p))
+    for k in range(n_steps):
+        _copy(start, y)
+        update_neighbour_lists(p, s, w, dt)
+        step(p, s, w, dt, crank_omega, water_pump_torque, resolved)
+        w.lists_valid_for[0] -= dt
+        add_step_outputs(p, before, w, control, dt, 0.5 * dt if first and k == 0 else dt)
+        if (k + 1) % HEALTH_CHECK_INTERVAL == 0 or k == n_steps - 1:
+            status = health(p, s, w)
+            if status != OK:
+                return status, k + 1
+    return OK, n_steps
+
+
 @njit(cache=True, _nrt=False)
 def _copy(target, source):
     """``target[:] = source`` for arrays of one size (the slice assignment needs numba's
@@ -240,7 +291,7 @@ def _equal(a, b):
 
 @njit(cache=True, _nrt=False, inline="always")
 def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
-        trial_lists_valid_for, resolved):
+        trial_lists_valid_for, resolved, control):
     """:func:`advance` on a drive's state ``y`` (``s`` its views, ``w`` those of its work
     buffers) for a communication step (:func:`communicate`).
 
@@ -252,14 +303,27 @@ def run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_
     buffers as that step does (the trial step's), and ``trial_lists_valid_for`` the neighbour
     lists' validity [s] the step started with. So reading the outputs costs no step of its
     own, and a run that reads them follows the same states as one that does not.
+
+    With ``control[AVERAGING]`` the steps add their outputs to the running integral
+    (:func:`advance_averaged`, ``trial_start`` its scratch once the trial is settled).
     """
+    averaging = control[AVERAGING] != 0.0
     if trial_lists_valid_for > 0.0 and _equal(y, trial_start):
         _copy(y, trial_y)
         w.lists_valid_for[0] = trial_lists_valid_for - dt
+        if averaging:  # the trial step's forces are still in w, its start in trial_start
+            add_step_outputs(parameters, unpack_state(trial_start, *dimensions(parameters)), w, control, dt, 0.5 * dt)
         if n_steps == 1:
             return health(parameters, s, w), 1
-        status, taken = advance(parameters, s, w, n_steps - 1, dt, crank_omega, water_pump_torque, resolved)
+        if averaging:
+            status, taken = advance_averaged(parameters, s, w, n_steps - 1, dt, crank_omega, water_pump_torque,
+                                             resolved, y, trial_start, control, False)
+        else:
+            status, taken = advance(parameters, s, w, n_steps - 1, dt, crank_omega, water_pump_torque, resolved)
         return status, taken + 1
+    if averaging:
+        return advance_averaged(parameters, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved, y,
+                                trial_start, control, True)
     return advance(parameters, s, w, n_steps, dt, crank_omega, water_pump_torque, resolved)
 
 
@@ -341,9 +405,15 @@ def communicate(y, work, index_work, parameters, trial_y, trial_start, control, 
     control[OUTPUT_DT] = output_dt
     control[OUTPUTS_CURRENT] = 0.0
     control[TRIAL_TAKEN] = 0.0
+    if control[AVERAGING] != 0.0:  # a new interval: its integral starts empty
+        control[AVERAGE_TIME] = 0.0
+        control[AVERAGE_DT] = dt
+        integral, _ = average_buffers(control)
+        for i in range(integral.shape[0]):
+            integral[i] = 0.0
     s, w = unpack(parameters, y, work, index_work)
     status, taken = run(y, s, w, parameters, n_steps, dt, crank_omega, water_pump_torque, trial_y, trial_start,
-                        trial_lists_valid_for, resolved)
+                        trial_lists_valid_for, resolved, control)
     if status == OK and runaway(parameters, s):
         status = RUNAWAY
     return status, taken
@@ -354,11 +424,17 @@ def current_outputs(y, work, index_work, parameters, trial_y, trial_start, contr
     """Entry from Python and from the native loader: ``outputs`` of the state ``y`` at the
     inputs of ``control`` (:func:`report`, with the trial step's length ``control[OUTPUT_DT]``)
     unless they are current already; the trial step is then kept in ``control`` for the
-    next :func:`communicate`."""
+    next :func:`communicate`. With ``control[AVERAGING]``, after a communication step, the
+    averaged outputs are their means over it: the running integral plus the last
+    trapezoid's end, the outputs of this state, over half a step."""
     if control[OUTPUTS_CURRENT] != 0.0:
         return
     lists_valid_for = report(y, work, index_work, parameters, trial_y, trial_start, control[OUTPUT_DT],
                              control[CRANK_OMEGA], control[PUMP_TORQUE], outputs)
+    if control[AVERAGING] != 0.0 and control[AVERAGE_TIME] > 0.0:
+        integral, _ = average_buffers(control)
+        mean_outputs(integral, 0.5 * control[AVERAGE_DT], outputs, control[AVERAGE_TIME], outputs,
+                     parameters.pulleys.shape[0])
     control[TRIAL_CRANK_OMEGA] = control[CRANK_OMEGA]
     control[TRIAL_PUMP_TORQUE] = control[PUMP_TORQUE]
     control[TRIAL_DT] = control[OUTPUT_DT]

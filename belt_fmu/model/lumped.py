@@ -76,7 +76,8 @@ from .drive import accelerate_pulleys
 from .friction import (LAW_CREEP_POLYNOMIAL, LAW_GMS, LAW_LUGRE, LAW_TANH, friction_coefficient,
                        stribeck_with_slope, tanh)
 from .outputs import (ANGLE, BEARING_FORCE, BELT_SPEED, CRANK_TORQUE, HUB_FORCE, HUB_FORCE_X, HUB_FORCE_Y, PULLEY_BLOCK,
-                      PULLEY_STRIDE, SLIP, SPAN_STRIDE, SPAN_TENSION, SPEED, TENSIONER_ANGLE, TENSIONER_ANGLE_REL)
+                      PULLEY_STRIDE, SLIP, SPAN_STRIDE, SPAN_TENSION, SPEED, TENSIONER_ANGLE, TENSIONER_ANGLE_REL,
+                      accumulate_outputs, mean_outputs)
 from .tensioner import arm_pulley_center, arm_support_torque, arm_torque
 
 #: [m/s] regularization of the Coulomb laws (bristle, Dahl) in steady sliding: tanh(4 v / v)
@@ -123,6 +124,7 @@ LUMPED_BELT = np.dtype(
         ("mass_per_length", "f8"),  # m' [kg/m]
         ("unstretched_length", "f8"),  # total unstretched cord length [m]
         ("max_coefficient_ratio", "f8"),  # largest friction coefficient / mu of the law (static ratio) [-]
+        ("average_outputs", "f8"),  # 1: the outputs are their means over each run ([drive] output_mode = "average")
     ]
 )
 
@@ -178,6 +180,10 @@ LUMPED_WORK_LAYOUT = (
     ("tension_start", "p", "scratch: span j's tension at the start of the step [N]"),
     ("creep_speed", "p", "speed of the belt over pulley j's sliding arc, |q_j| |T_j - T_(j-1)| / EA, at the start of "
                          "the step [m/s]"),
+    ("output_sample", "outputs", "the outputs of the state (sampled), kept for the next interval's start when they "
+                                 "are averaged"),
+    ("output_mean", "outputs", "averaged outputs: the running time-integral of the outputs over the interval, then "
+                               "the reported outputs (their means, and the sampled values of outputs not averaged)"),
 )
 
 LumpedState = namedtuple("LumpedState", [name for name, _, _ in LUMPED_STATE_LAYOUT])
@@ -185,10 +191,11 @@ LumpedWork = namedtuple("LumpedWork", [name for name, _, _ in LUMPED_WORK_LAYOUT
 
 
 def shape(extent, p: int) -> tuple[int, ...]:
-    """Shape of a table entry's view for p pulleys: ``extent`` is a size, "p", "p+1" or a
-    tuple of them."""
+    """Shape of a table entry's view for p pulleys: ``extent`` is a size, "p", "p+1",
+    "outputs" (the length of the output vector) or a tuple of them."""
     extent = extent if isinstance(extent, tuple) else (extent,)
-    return tuple(p if e == "p" else p + 1 if e == "p+1" else e for e in extent)
+    sizes = {"p": p, "p+1": p + 1, "outputs": PULLEY_BLOCK + p * (PULLEY_STRIDE + SPAN_STRIDE)}
+    return tuple(sizes.get(e, e) for e in extent)
 
 
 def _sizes(layout, p: int) -> list[int]:
@@ -240,7 +247,7 @@ def unpack(y, work, so, wo, p):
                    _view(work, wo, 24), _view(work, wo, 25), _view(work, wo, 26), _view(work, wo, 27),
                    _view(work, wo, 28), _view(work, wo, 29), _pairs(work, wo, 30, p), _pairs(work, wo, 31, p),
                    _pairs(work, wo, 32, p), _view(work, wo, 33), _view(work, wo, 34), _view(work, wo, 35),
-                   _view(work, wo, 36), _view(work, wo, 37))
+                   _view(work, wo, 36), _view(work, wo, 37), _view(work, wo, 38), _view(work, wo, 39))
     return s, w
 
 
@@ -1080,14 +1087,28 @@ def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, out
     allocate nothing (every array is a view of the caller's buffers, which outlive the call),
     but with NRT numba increments and decrements the owner's count of every array in the
     named views at each inlined call, about 900 atomic operations per step, two thirds of its
-    time. Without NRT a kernel that allocated would not compile."""
+    time. Without NRT a kernel that allocated would not compile.
+
+    With ``lb[0].average_outputs`` the outputs are their means over the run: the running
+    time-integral ``w.output_mean`` by the trapezoidal rule over the steps, from the outputs
+    at the run's start (``w.output_sample``, the last run's end) to those at its end (exact
+    for an output linear in time: an angle at constant speed); each step evaluates the
+    outputs, about 0.1 us."""
     n = p.pulleys.shape[0]
     s, w = unpack(y, work, so, wo, n)
+    averaging = lb[0].average_outputs != 0.0
+    if averaging:
+        for i in range(w.output_mean.shape[0]):
+            w.output_mean[i] = 0.5 * dt * w.output_sample[i]
     status = OK
     taken = n_steps
     for k in range(n_steps):
         iterations = step(p, lb[0], s, w, dt, crank_omega, water_pump_torque)
         w.iterations[0] = iterations
+        if averaging:
+            evaluate_outputs(p, lb[0], s, w, w.output_sample)
+            if k < n_steps - 1:
+                accumulate_outputs(w.output_mean, w.output_sample, dt)
         if iterations == 0:
             status = NOT_CONVERGED
         elif (k + 1) % 64 == 0 or k == n_steps - 1:
@@ -1095,7 +1116,12 @@ def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, out
         if status != OK:
             taken = k + 1
             break
-    evaluate_outputs(p, lb[0], s, w, out)
+    if averaging:
+        mean_outputs(w.output_mean, 0.5 * dt, w.output_sample, taken * dt, w.output_mean, n)
+        for i in range(out.shape[0]):
+            out[i] = w.output_mean[i]
+    else:
+        evaluate_outputs(p, lb[0], s, w, out)
     return status, taken
 
 
@@ -1114,10 +1140,23 @@ def run_samples(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_tor
 
 
 @njit(cache=True)
-def report(y, work, so, wo, p, lb, out):
-    """Entry from Python: the outputs of the current state into ``out``."""
+def report(y, work, so, wo, p, lb, out, start):
+    """Entry from Python: the outputs of the current state into ``out``. With
+    ``lb[0].average_outputs`` they are those of the last run (``w.output_mean``; the outputs
+    it ended on, ``w.output_sample``, stay the next run's start as :func:`run` computed
+    them), unless ``start``: there is no run yet, and they are the sampled ones, from now on
+    the next run's start and the last run's means."""
     s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
+    averaged = lb[0].average_outputs != 0.0
+    if averaged and not start:
+        for i in range(out.shape[0]):
+            out[i] = w.output_mean[i]
+        return
     evaluate_outputs(p, lb[0], s, w, out)
+    if averaged:
+        for i in range(out.shape[0]):
+            w.output_sample[i] = out[i]
+            w.output_mean[i] = out[i]
 
 
 @njit(cache=True)

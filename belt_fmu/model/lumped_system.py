@@ -35,7 +35,7 @@ from .inputs import check_input_table, input_specs
 from .outputs import output_specs
 from .parameters import translate, translate_lumped
 from .roots import brent_root
-from .system import SETTLE_TIME, DivergenceError, check_inputs, compiled_entry, settling
+from .system import SETTLE_TIME, DivergenceError, check_inputs, compiled_entry, internal_steps, settling
 from .tensioner import spring_torque
 
 
@@ -213,14 +213,12 @@ class LumpedDrive:
         v["omega"][:] = geom.senses * flow * (1.0 + np.roll(strain, 1)) / geom.radii
         v["omega"][crank] = self.parameters.roles[0]["crank_sense"] * crank_speed
         self.time = 0.0
-        self._bind()
         if settle_time > 0.0:
             self.time = -settle_time  # the run starts at 0
             with settling(crank_speed, water_pump_torque):
                 self.advance(settle_time, crank_speed, water_pump_torque)
             self.time = 0.0
-        else:
-            self.evaluate_outputs()
+        self._report_outputs(start=True)  # no interval yet: the outputs at the start are sampled
 
     def _bind(self) -> None:
         """Resolve the compiled :func:`belt_fmu.model.lumped.run`, ``run_samples`` and
@@ -235,7 +233,7 @@ class LumpedDrive:
             self.y, self.work, self._so, self._wo, self.parameters, self.belt, 0, float(self.dt), np.zeros(1),
             np.zeros(1), np.zeros((1, self.output_values.size))))
         self._report = compiled_entry(lumped.report, (self.y, self.work, self._so, self._wo, self.parameters,
-                                                      self.belt, self.output_values))
+                                                      self.belt, self.output_values, False))
 
     def advance(self, interval: float, crank_speed: float, water_pump_torque: float = 0.0, **torques) -> None:
         """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
@@ -273,8 +271,7 @@ class LumpedDrive:
 
     def _steps(self, interval: float) -> tuple[int, float]:
         """The internal steps of an advance by ``interval``: their number and length [s]."""
-        n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
-        return n_steps, interval / n_steps
+        return internal_steps(interval, self.dt)
 
     @staticmethod
     def _divergence(status: int, when: float, crank_speed: float, water_pump_torque: float,
@@ -296,9 +293,18 @@ class LumpedDrive:
         """Current values of every output in :attr:`specs` (SI units), by name."""
         return dict(zip(self.output_names, self.output_values.tolist()))
 
+    @property
+    def output_mode(self) -> str:
+        """``sample`` or ``average`` (``[drive] output_mode``: :attr:`output_values` are each
+        output's mean over the last :meth:`advance`)."""
+        return "average" if self.belt[0]["average_outputs"] else "sample"
+
     def evaluate_outputs(self) -> np.ndarray:
-        """Recompute :attr:`output_values` from the state."""
-        self._report(self.y, self.work, self._so, self._wo, self.parameters, self.belt, self.output_values)
+        """Recompute :attr:`output_values` from the state (averaged: those of the last advance)."""
+        return self._report_outputs(start=False)
+
+    def _report_outputs(self, start: bool) -> np.ndarray:
+        self._report(self.y, self.work, self._so, self._wo, self.parameters, self.belt, self.output_values, start)
         return self.output_values
 
     # ------------------------------------------------------------------ state
@@ -313,7 +319,7 @@ class LumpedDrive:
             raise ValueError(f"state vector has {saved.size} values, this drive needs {expected}")
         self.time = float(saved[0])
         self.y[:] = saved[1:1 + self.y.size]
-        self.work[:] = saved[1 + self.y.size:]
+        self.work[:] = saved[1 + self.y.size:]  # with the outputs' running mean
         self.evaluate_outputs()
 
 
@@ -322,7 +328,7 @@ class NativeStep:
     C function :data:`belt_fmu.model.lumped_native.advance` and :attr:`arguments`, its
     argument words (addresses of the drive's arrays; valid while this object lives). A
     caller advancing the drive by ``interval`` does what :meth:`LumpedDrive.advance` does:
-    ``n_steps = max(1, ceil(interval / max_step - 1e-9))``, ``dt = interval / n_steps``,
+    ``n_steps, dt = internal_steps(interval, max_step)`` (:func:`belt_fmu.model.system.internal_steps`),
     ``crank_omega = crank_sense * crank_speed``, and adds ``interval`` to the drive's
     time on success; on a status other than :data:`belt_fmu.model.lumped.OK` the state is
     not usable (the FMU's loader restores the arrays :attr:`saved` from its copy and lets

@@ -31,12 +31,17 @@ from .geometry import BeltPath
 class Output:
     """One kind of output. ``description`` may name ``{headline}`` (the headline pulley),
     ``{pulley}`` (a pulley's output) or ``{a}`` and ``{b}`` (a span's ends). ``statistics``:
-    what a sweep reports of it over the evaluated engine cycles ("min", "max", "mean")."""
+    what a sweep reports of it over the evaluated engine cycles ("min", "max", "mean").
+    ``averaged``: with ``[drive] output_mode = "average"`` it is reported as its mean over the
+    last communication interval (a quantity whose mean means something: forces, torques,
+    tensions, speeds, angles); False for a value whose mean would not (a counter, a flag),
+    reported as sampled."""
 
     key: str
     unit: str
     description: str
     statistics: tuple[str, ...] = ()
+    averaged: bool = True
 
 
 #: one value per drive, named by its key
@@ -88,6 +93,44 @@ HUB_FORCE_Y = _position(PULLEY_OUTPUTS, "hub_force_y")
 HUB_FORCE = _position(PULLEY_OUTPUTS, "hub_force")
 SPAN_STRIDE = len(SPAN_OUTPUTS)
 SPAN_TENSION = _position(SPAN_OUTPUTS, "span_tension")
+# which outputs the "average" output mode averages, per block (constants to the kernels)
+DRIVE_AVERAGED = tuple(output.averaged for output in DRIVE_OUTPUTS)
+PULLEY_AVERAGED = tuple(output.averaged for output in PULLEY_OUTPUTS)
+SPAN_AVERAGED = tuple(output.averaged for output in SPAN_OUTPUTS)
+
+
+@njit(cache=True, _nrt=False)
+def output_count(p):
+    """Length of the output vector of a drive with ``p`` pulleys."""
+    return PULLEY_BLOCK + p * (PULLEY_STRIDE + SPAN_STRIDE)
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def is_averaged(i, p):
+    """Whether output ``i`` of a drive with ``p`` pulleys is averaged (:attr:`Output.averaged`)."""
+    if i < PULLEY_BLOCK:
+        return DRIVE_AVERAGED[i]
+    if i < PULLEY_BLOCK + p * PULLEY_STRIDE:
+        return PULLEY_AVERAGED[(i - PULLEY_BLOCK) % PULLEY_STRIDE]
+    return SPAN_AVERAGED[(i - PULLEY_BLOCK - p * PULLEY_STRIDE) % SPAN_STRIDE]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def accumulate_outputs(integral, sample, weight):
+    """``integral += weight * sample``: one quadrature term of the outputs' running
+    time-integral [output unit x s]."""
+    for i in range(integral.shape[0]):
+        integral[i] += weight * sample[i]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def mean_outputs(integral, end_weight, sample, duration, out, p):
+    """``out``: each averaged output's mean over ``duration`` [s], ``(integral + end_weight x
+    sample) / duration`` (the integral completed by its last quadrature term, the outputs
+    ``sample`` at the interval's end weighing ``end_weight`` [s]), the others as sampled.
+    ``out`` may be ``sample``."""
+    for i in range(out.shape[0]):
+        out[i] = (integral[i] + end_weight * sample[i]) / duration if is_averaged(i, p) else sample[i]
 
 
 def spans(pulley_names) -> list[tuple[str, str]]:

@@ -279,4 +279,5 @@ def translate_lumped(layout, parameters: Parameters) -> np.ndarray:
         r["unstretched_length"] = path.length / (1.0 + belt.pretension_N / belt.axial_stiffness_N)
     else:
         r["unstretched_length"] = belt.unstretched_length_m
+    r["average_outputs"] = layout.drive.output_mode == "average"
     return record

@@ -34,9 +34,10 @@ from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
 from .inputs import check_inputs, input_specs
-from .integrator import (CONTROL_SIZE, CRANK_OMEGA, MAX_CRANK_OMEGA, NOMINAL_DT, NOT_FINITE, OK, OUTPUT_DT,
-                         OUTPUTS_CURRENT, OVERSTRETCHED, RUNAWAY, STRAIN_LIMIT, TRIAL_TAKEN, choose_bending_scheme,
-                         communicate, current_outputs, stable_time_step)
+from .integrator import (AVERAGE_DT, AVERAGE_TIME, AVERAGING, CONTROL_SIZE, CRANK_OMEGA, MAX_CRANK_OMEGA,
+                         NOMINAL_DT, NOT_FINITE, OK, OUTPUT_DT, OUTPUTS_CURRENT, OVERSTRETCHED, RUNAWAY, STRAIN_LIMIT,
+                         TRIAL_TAKEN, choose_bending_scheme, communicate, control_size,
+                         current_outputs, stable_time_step)
 from .outputs import SPAN_OFFSET_FRACTION, SPAN_OFFSET_MIN, output_specs, span_end_points
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
@@ -48,6 +49,14 @@ SETTLE_TIME = 0.15
 #: RATCHET_TIME [s] (BeltDrive._light_arm): what takes the real arm seconds
 RATCHET_SPEEDUP = 40.0
 RATCHET_TIME = 0.15
+
+
+def internal_steps(interval: float, max_step: float) -> tuple[int, float]:
+    """The internal steps of a communication step of ``interval`` [s] with steps of at most
+    ``max_step`` [s]: their number and length [s], ``interval`` split evenly. An interval a
+    rounding error longer than a whole number of steps takes that number (1e-9 of a step)."""
+    n_steps = max(1, math.ceil(interval / max_step - 1e-9))
+    return n_steps, interval / n_steps
 
 
 class DivergenceError(RuntimeError):
@@ -107,7 +116,10 @@ class BeltDrive:
         # the inputs the state runs at, the nominal step, the outputs' trial step and its
         # bookkeeping: kept by the compiled entries integrator.communicate and current_outputs
         # (the table at integrator.CRANK_OMEGA), so that a native caller shares them
-        self.control = np.zeros(CONTROL_SIZE)
+        self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
+        self.control = np.zeros(control_size(len(self.specs)))
+        self.control[AVERAGING] = layout.drive.output_mode == "average"
+        self._integral = self.control[CONTROL_SIZE:CONTROL_SIZE + len(self.specs)]  # integrator.average_buffers
         # a view of the inputs the state runs at, crank omega CCW [rad/s] and pump torque [N m],
         # and of the length [s] of the internal steps it runs with (the outputs' trial step's)
         self._inputs = self.control[CRANK_OMEGA:OUTPUT_DT + 1]
@@ -115,7 +127,6 @@ class BeltDrive:
         self._inputs[2] = self.dt
         choose_bending_scheme(self.parameters, self.dt)
         self.time = 0.0
-        self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
         self.output_names = [spec.name for spec in self.specs]
         self._output_buffer = np.zeros(len(self.specs))
         self._trial_y = np.zeros(n_state)  # the trial step of the outputs runs on this copy
@@ -190,6 +201,7 @@ class BeltDrive:
                 roles["crank_speed_input"] = 0 if self.torque_driven_crank else 1
         self.time = 0.0
         self.views.theta[:] = 0.0  # the angles count from the start
+        self.control[AVERAGE_TIME] = 0.0  # no interval yet: the outputs at the start are sampled
         self.control[OUTPUTS_CURRENT] = 0.0
 
     @contextlib.contextmanager
@@ -261,8 +273,7 @@ class BeltDrive:
         self._set_inputs(crank_speed, water_pump_torque, ports)
         if interval == 0.0:
             return
-        n_steps = max(1, math.ceil(interval / self.dt - 1e-9))
-        dt = interval / n_steps
+        n_steps, dt = internal_steps(interval, self.dt)
         status, taken = self._communicate(*self._kernel_args, n_steps, float(dt), float(self._inputs[0]),
                                           float(water_pump_torque))
         if status == RUNAWAY:
@@ -412,15 +423,27 @@ class BeltDrive:
         self.control[OUTPUTS_CURRENT] = 0.0
 
     # ------------------------------------------------------------------ state
+    @property
+    def output_mode(self) -> str:
+        """``sample`` (outputs at the communication point) or ``average`` (each averaged
+        output's mean over the last communication interval), from ``[drive] output_mode``."""
+        return "average" if self.control[AVERAGING] else "sample"
+
+    def _average(self) -> np.ndarray:
+        """The outputs' running integral's time and step [s] and its values (integrator.AVERAGING)."""
+        return np.concatenate([self.control[AVERAGE_TIME:AVERAGE_DT + 1], self._integral])
+
     def get_state(self) -> np.ndarray:
         """Everything needed to continue exactly: time, the inputs the state runs at (crank
-        and pump), the length of its internal steps, every pulley's input torque and the
-        state vector (outputs are a function of these)."""
-        return np.concatenate([[self.time], self._inputs, self.arrays.port_torque, self.y])
+        and pump), the length of its internal steps, every pulley's input torque, the state
+        vector and the outputs' running integral over the last communication interval
+        (outputs are a function of these)."""
+        return np.concatenate([[self.time], self._inputs, self.arrays.port_torque, self.y, self._average()])
 
     def set_state(self, saved: np.ndarray) -> None:
         ports = self.arrays.port_torque
-        expected = 1 + self._inputs.size + ports.size + self.y.size
+        average = self._average().size
+        expected = 1 + self._inputs.size + ports.size + self.y.size + average
         saved = np.asarray(saved, dtype=float)
         if saved.shape != (expected,):
             raise ValueError(f"state vector has {saved.size} values, this drive needs {expected}")
@@ -428,7 +451,11 @@ class BeltDrive:
         k = 1 + self._inputs.size
         self._inputs[:] = saved[1:k]
         ports[:] = saved[k:k + ports.size]
-        self.y[:] = saved[k + ports.size:]
+        k += ports.size
+        self.y[:] = saved[k:k + self.y.size]
+        k += self.y.size
+        self.control[AVERAGE_TIME:AVERAGE_DT + 1] = saved[k:k + 2]
+        self._integral[:] = saved[k + 2:]
         self._state_replaced()
         self.control[OUTPUTS_CURRENT] = 0.0
 
@@ -448,7 +475,7 @@ class NativeStep:
     :attr:`arguments`, its argument words (addresses of the drive's arrays; valid while this
     object lives). A caller advancing the drive by ``interval`` with the inputs
     ``crank_speed`` and ``water_pump_torque`` does what :meth:`BeltDrive.advance` does:
-    ``n_steps = max(1, ceil(interval / max_step - 1e-9))``, ``dt = interval / n_steps``,
+    ``n_steps, dt = internal_steps(interval, max_step)``,
     ``crank_omega = crank_sense * crank_speed``, and adds ``interval`` to the drive's time
     on success. On a status other than :data:`belt_fmu.model.integrator.OK` (a divergence,
     a pulley running away) the drive is not usable: the caller restores the arrays
