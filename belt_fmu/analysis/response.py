@@ -23,8 +23,8 @@ at the amplitude the excitation produces, stuck and sliding its limits
 receptance u solve one factorization, and the friction's damping c enters exactly
 (Sherman-Morrison): ``X = X0 - u (i w c X0_arm) / (1 + i w c u_arm)``.
 
-Outputs, each a complex amplitude ``Y = Y_q X + Y_v (i w + E) X`` (+ the crank's column;
-E the belt's transport, as the velocities are material ones): each pulley's hub force
+Outputs, each a complex amplitude ``Y = Y_q X + Y_v (i w + E_d) X`` (+ the crank's column;
+E_d the belt's transport as the damping forces see it, as the velocities are material ones): each pulley's hub force
 (the amplitude of its magnitude, along the steady hub force) and belt torque, each span's
 tension. The *slip utilisation* of a pulley is ``(|Q| + |dQ|) / Q_max``: its steady torque
 and the amplitude of its belt torque against its capacity at the operating point (capstan
@@ -58,9 +58,10 @@ from .modes import MIN_PASSAGE_RATE, PHASES
 #: [rpm] operating points are computed at most this far apart (module docstring)
 ANCHOR_SPACING = 250.0
 #: instants over the node passage period the response is averaged over: on the built-in drive
-#: the +-40 rpm tensioner amplitude at 1400 rpm is 2.42, 2.44 and 2.44 deg with one, two and
-#: four, the +-4 rpm peak lies at 1730 rpm with two and 1700 rpm with four; each instant costs
-#: a linearization and a factorization per speed
+#: the +-40 rpm tensioner amplitude at 1400 rpm (an anchor there) is 2.00, 2.10 and 2.04 deg
+#: with one, two and four; the +-40 rpm peak lies at 1400 rpm with two and 1390 rpm with four
+#: (2.06, 2.05 deg), the +-4 rpm peak at 1750 and 1740 rpm; each instant costs a linearization
+#: and a factorization per speed
 RESPONSE_PHASES = 2
 
 
