@@ -58,10 +58,10 @@ from .modes import MIN_PASSAGE_RATE, PHASES
 #: [rpm] operating points are computed at most this far apart (module docstring)
 ANCHOR_SPACING = 250.0
 #: instants over the node passage period the response is averaged over: on the built-in drive
-#: the +-40 rpm tensioner amplitude at 1400 rpm (an anchor there) is 2.00, 2.10 and 2.04 deg
-#: with one, two and four; the +-40 rpm peak lies at 1400 rpm with two and 1390 rpm with four
-#: (2.06, 2.05 deg), the +-4 rpm peak at 1750 and 1740 rpm; each instant costs a linearization
-#: and a factorization per speed
+#: the +-40 rpm tensioner amplitude at 1400 rpm (an anchor there) is 1.99, 2.09 and 2.03 deg
+#: with one, two and four; the +-40 rpm peak lies at 1380 rpm with two and four (2.05, 2.04 deg),
+#: the +-4 rpm peak at 1740 rpm (0.045, 0.044 deg); each instant costs a linearization and five
+#: factorizations per speed (the arm's harmonic balance)
 RESPONSE_PHASES = 2
 
 
