@@ -937,7 +937,7 @@ def _sweep_summary(table, layout) -> str:
 
 #: modes listed and drawn by default
 MODE_COUNT = 12
-#: --arm-friction of modes and campbell: the describing function at the excitation, or a limit
+#: --arm-friction of modes and campbell: the friction's equivalent damping under the excitation, or a limit
 ARM_FRICTION = ("excited", "stuck", "sliding")
 SHAPES_DRAWN = 6
 
@@ -1134,9 +1134,10 @@ def _add_arm_friction(parser) -> None:
     """--arm-friction and the excitation that sets it (the sweep's irregularity options)."""
     group = parser.add_argument_group("tensioner arm friction")
     group.add_argument("--arm-friction", choices=ARM_FRICTION,
-                       help="the tensioner arm's Coulomb friction: excited (the default for a speed-driven crank: an "
-                            "equivalent damping at the amplitude the crank speed irregularity below produces, its "
-                            "describing function; stuck under small excitation, sliding under large), stuck (its "
+                       help="the tensioner arm's Coulomb friction: excited (the default for a speed-driven crank: the "
+                            "damping that dissipates what the friction does under the crank speed irregularity below, "
+                            "the arm sticking for part of each period where it does; stuck under small excitation, "
+                            "sliding under large), stuck (its "
                             "slope at rest; the default for a torque-driven crank) or sliding (a constant torque: "
                             "the arm swings freely on its spring)")
     _add_excitation(group, pump=False)

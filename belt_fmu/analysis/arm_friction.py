@@ -29,11 +29,18 @@ friction can hold it back. Otherwise, or where ``c_eq`` would exceed the frictio
 slope at rest (the regularized law the time-domain model integrates), the arm sticks: its
 damping is that slope. Stuck and sliding are the two limits of the one law: small
 excitation sticks, large slides with ``c_eq -> 0``.
+
+Between the two the arm sticks for part of each period, where the describing function is
+far off (it may stick the arm for good); :func:`stick_slip` balances the arm's motion over
+one period at several harmonics with the friction law the time domain integrates, and is
+what the harmonic response uses.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -69,3 +76,82 @@ def equivalent_damping(free: complex, receptance: complex, omega: float, level: 
     if amplitude <= 0.0 or k / (omega * amplitude) >= stuck_damping:
         return stuck
     return ArmFriction(k / (omega * amplitude), amplitude, False)
+
+
+#: odd harmonics 1, 3, ..., 2 HARMONICS - 1 of the excitation frequency :func:`stick_slip`
+#: keeps: on the built-in drive under +-4 rpm at 1700 rpm its arm amplitude changes by at most
+#: 2.2 % from 5 to 9 harmonics (one degree of freedom deep in stick-slip needs more: test_response.py)
+HARMONICS = 5
+#: time samples per harmonic kept, over one period (the friction law is evaluated there)
+SAMPLES_PER_HARMONIC = 8
+#: steps of the continuation from a smooth friction law to the arm's own (:func:`stick_slip`):
+#: on the built-in drive and the single degree of freedom of test_response.py 8 and 24 give
+#: the same amplitudes to 12 digits
+CONTINUATION_STEPS = 8
+
+
+@dataclass(frozen=True)
+class StickSlip:
+    """The arm's periodic motion under its Coulomb friction (:func:`stick_slip`)."""
+
+    torque: complex  # [N m] first harmonic of the friction torque on the arm
+    amplitude: float  # [rad] the arm's first-harmonic amplitude
+    damping: float  # [N m s/rad] the viscous damper that dissipates as much per period
+    stuck: bool  # the friction holds the arm through the whole period
+
+
+def stick_slip(free: complex, receptances, omega: float, level: float, stuck_damping: float) -> StickSlip:
+    """The arm's periodic motion with its friction torque, sticking for part of each period
+    where it does: a harmonic balance of the arm alone (Den Hartog 1931 solved one degree of
+    freedom exactly; the alternating frequency-time balance, Cameron and Griffin, "An
+    alternating frequency/time domain method for calculating the steady-state response of
+    nonlinear dynamic systems", J. Appl. Mech. 56, 1989). ``free`` [rad] is the arm's
+    response to the excitation without its friction, ``receptances`` [rad/(N m)] its
+    response to a unit torque on it at the odd harmonics 1, 3, 5, ... of ``omega``. The arm's
+    rate is ``v = v0 + Y lambda`` over one period (Y the admittances ``i h w u_h``), the
+    friction ``lambda = -level tanh(v / delta)``: the time-domain model's regularized law at
+    its ``delta = level / stuck_damping``, reached by continuation from a smooth law and
+    solved by Newton's method at each step. The continuous-sliding describing function
+    (:func:`equivalent_damping`) is its one-harmonic limit; where the arm slides through the
+    whole period the two agree (within 0.5 % on the built-in drive under +-40 rpm)."""
+    u = np.asarray(receptances, dtype=complex)
+    harmonics = np.arange(1, 2 * len(u), 2)
+    n = SAMPLES_PER_HARMONIC * len(u)
+    phase = np.exp(1j * np.outer(harmonics, 2.0 * np.pi * np.arange(n) / n))
+    # rate at the samples per torque at the samples: v_i = Re sum_h Y_h L_h e^{i h t_i},
+    # L_h = (2/n) sum_j lambda_j e^{-i h t_j} the torque's harmonics
+    admittance = np.real(phase.T @ ((1j * harmonics * omega * u)[:, None] * phase.conj())) * 2.0 / n
+    free_rate = np.real(1j * omega * free * phase[0])
+    scale = np.max(np.abs(free_rate))
+    if level == 0.0 or scale == 0.0:
+        return StickSlip(0j, abs(free), 0.0, False)
+    final = level / stuck_damping
+    for steps in (CONTINUATION_STEPS, 8 * CONTINUATION_STEPS):  # finer steps if Newton's method stalls
+        torque = np.zeros(n)
+        for delta in np.geomspace(max(scale, final), final, steps):
+            converged = False
+            for _ in range(100):
+                x = np.tanh((free_rate + admittance @ torque) / delta)
+                residual = torque + level * x
+                if np.max(np.abs(residual)) < 1e-10 * level:
+                    converged = True
+                    break
+                jacobian = np.eye(n) + (level * (1.0 - x * x) / delta)[:, None] * admittance
+                step = np.linalg.solve(jacobian, -residual)
+                size = 1.0
+                while size > 1e-6:  # backtracking: the residual must fall
+                    trial = torque + size * step
+                    if np.max(np.abs(trial + level * np.tanh((free_rate + admittance @ trial) / delta))) < \
+                            np.max(np.abs(residual)):
+                        break
+                    size *= 0.5
+                torque = trial
+        if converged:
+            break
+    else:
+        raise ArithmeticError(f"the arm's stick-slip balance did not converge at {omega:g} rad/s")
+    first = 2.0 / n * (phase[0].conj() @ torque)
+    arm = free + u[0] * first
+    rate = 1j * omega * arm
+    damping = -(first * rate.conjugate()).real / abs(rate) ** 2 if abs(rate) > 0.0 else stuck_damping
+    return StickSlip(complex(first), abs(arm), float(damping), bool(np.max(np.abs(torque)) < 0.999 * level))

@@ -2,7 +2,7 @@
 
 The linearized equations of motion (:mod:`belt_fmu.analysis.linearization`),
 
-    M q'' + G q' + K q = 0,   G = 2 M E + C_q,   K = K_q + C_q E + M E^2,
+    M q'' + G q' + K q = 0,   G = 2 M E + C_q,   K = K_q + C_q E_d + M E^2,
 
 are a quadratic eigenproblem; as the first-order system ``x' = A x``, ``x = (q, q')``,
 

@@ -17,14 +17,14 @@ The excitations, as the sweep applies them (:mod:`belt_fmu.sweep`):
 * a torque ripple of amplitude T on one pulley (an accessory's, or a torque-driven crank's
   engine torque): ``F = T`` on that pulley's rotation.
 
-The tensioner arm's Coulomb friction is the equivalent damping of its describing function
-at the amplitude the excitation produces, stuck and sliding its limits
-(:mod:`belt_fmu.analysis.arm_friction`): the response without it, X0, and the arm's
-receptance u solve one factorization, and the friction's damping c enters exactly
-(Sherman-Morrison): ``X = X0 - u (i w c X0_arm) / (1 + i w c u_arm)``.
+The tensioner arm's Coulomb friction enters by the first harmonic of its torque, Lambda,
+from a harmonic balance of the arm alone that lets it stick for part of each period
+(:func:`belt_fmu.analysis.arm_friction.stick_slip`): the response without it, X0, and the
+arm's receptance u (at the excitation's odd harmonics, one factorization each) give it, and
+the whole response is ``X = X0 + u Lambda``.
 
-Outputs, each a complex amplitude ``Y = Y_q X + Y_v (i w + E) X`` (+ the crank's column;
-E the belt's transport, as the velocities are material ones): each pulley's hub force
+Outputs, each a complex amplitude ``Y = Y_q X + Y_v (i w + E_d) X`` (+ the crank's column;
+E_d the belt's transport as the damping forces see it, as the velocities are material ones): each pulley's hub force
 (the amplitude of its magnitude, along the steady hub force) and belt torque, each span's
 tension. The *slip utilisation* of a pulley is ``(|Q| + |dQ|) / Q_max``: its steady torque
 and the amplitude of its belt torque against its capacity at the operating point (capstan
@@ -51,16 +51,17 @@ import numpy as np
 from scipy import sparse
 
 from ..units import RPM
-from .arm_friction import equivalent_damping
+from .arm_friction import HARMONICS, stick_slip
 from .linearization import arm_stuck_damping, linearize, motion_matrices, node_passage_rate, output_index
 from .modes import MIN_PASSAGE_RATE, PHASES
 
 #: [rpm] operating points are computed at most this far apart (module docstring)
 ANCHOR_SPACING = 250.0
 #: instants over the node passage period the response is averaged over: on the built-in drive
-#: the +-40 rpm tensioner amplitude at 1400 rpm is 2.42, 2.44 and 2.44 deg with one, two and
-#: four, the +-4 rpm peak lies at 1730 rpm with two and 1700 rpm with four; each instant costs
-#: a linearization and a factorization per speed
+#: the +-40 rpm tensioner amplitude at 1400 rpm (an anchor there) is 1.99, 2.09 and 2.03 deg
+#: with one, two and four; the +-40 rpm peak lies at 1380 rpm with two and four (2.05, 2.04 deg),
+#: the +-4 rpm peak at 1740 rpm (0.045, 0.044 deg); each instant costs a linearization and five
+#: factorizations per speed (the arm's harmonic balance)
 RESPONSE_PHASES = 2
 
 
@@ -138,17 +139,20 @@ class _Instant:
         self.friction_level = 0.5 * (tensioner["friction_away"] + tensioner["friction_toward"])
         self.crank_sense = float(drive.parameters.pulleys[drive.layout.crank_index]["sense"])
 
+    def _factor(self, omega: float):
+        """The LU factors of the dynamic stiffness ``K - w^2 M + i w G`` at ``omega`` [rad/s]."""
+        from scipy.sparse.linalg import splu
+
+        k, m, g = self.values
+        return splu(sparse.csc_matrix((k + omega ** 2 * m + 1j * omega * g, self.pattern.indices,
+                                       self.pattern.indptr), shape=self.pattern.shape))
+
     def respond(self, omega: float, irregularity: float, ripple: tuple[int, float] | None):
         """(outputs (4p,) complex, arm amplitude [rad], ArmFriction or None) at ``omega``
         [rad/s]: crank speed amplitude ``irregularity`` [rad/s], or ``ripple`` (pulley, torque
         amplitude [N m])."""
-        from scipy.sparse.linalg import splu
-
         d = len(self.mass)
-        k, m, g = self.values
-        dynamic = sparse.csc_matrix((k + omega ** 2 * m + 1j * omega * g, self.pattern.indices, self.pattern.indptr),
-                                    shape=self.pattern.shape)
-        lu = splu(dynamic)
+        lu = self._factor(omega)
         force = np.zeros(d, dtype=complex)
         crank = 0.0
         if ripple is None:
@@ -162,10 +166,10 @@ class _Instant:
             unit = np.zeros(d, dtype=complex)
             unit[self.arm] = 1.0
             u = lu.solve(unit)
-            friction = equivalent_damping(complex(x[self.arm]), complex(u[self.arm]), omega, self.friction_level,
-                                          self.stuck_damping)
-            c = 1j * omega * friction.damping
-            x = x - u * (c * x[self.arm]) / (1.0 + c * u[self.arm])
+            receptances = [u[self.arm]] + [self._factor(h * omega).solve(unit)[self.arm]
+                                           for h in range(3, 2 * HARMONICS, 2)]
+            friction = stick_slip(complex(x[self.arm]), receptances, omega, self.friction_level, self.stuck_damping)
+            x = x + u * friction.torque
         rate = 1j * omega * x + self.transport @ x
         y_q, y_v = self.linear.output_stiffness, self.linear.output_damping
         outputs = y_q[:, :d] @ x + y_v[:, :d] @ rate + (y_q[:, d] + 1j * omega * y_v[:, d]) * crank
