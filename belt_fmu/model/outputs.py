@@ -223,11 +223,12 @@ def span_elements(q: np.ndarray, path: BeltPath) -> list[np.ndarray]:
     j+1 on ``path`` (built for the current pulley centres)."""
     p = path.n_pulleys
     members = np.empty(q.shape[0], dtype=np.int64)
+    first_member = np.zeros(p, dtype=np.int64)
     senses = path.senses.astype(float)
     elements = []
     for j in range(p):
         ends = span_end_points(path.centers, path.radii, senses, j, (j + 1) % p)
-        _, count = span_tension(q, np.zeros(q.shape[0]), *ends, members)
+        _, count = span_tension(q, np.zeros(q.shape[0]), *ends, members, first_member, j)
         elements.append(members[:count].copy())
     return elements
 
@@ -300,7 +301,8 @@ def evaluate_outputs(parameters, s, w, out):
         b = j + 1 if j + 1 < p else 0
         x0, y0, x1, y1 = span_end_points(w.centers, radii, senses, j, b)
         k = PULLEY_BLOCK + p * PULLEY_STRIDE + j * SPAN_STRIDE
-        out[k + SPAN_TENSION] = span_tension(s.q, w.axial_force, x0, y0, x1, y1, w.span_members)[0]
+        out[k + SPAN_TENSION] = span_tension(s.q, w.axial_force, x0, y0, x1, y1, w.span_members,
+                                             w.span_first_member, j)[0]
 
 
 #: a span's tension is the mean axial force of the elements whose midpoints lie in this part
@@ -315,13 +317,34 @@ SPAN_OFFSET_FRACTION = 0.05
 SPAN_OFFSET_MIN = 2e-3
 
 
+@njit(cache=True, _nrt=False, inline="always")
+def _element_place(q, e, x0, y0, dx, dy, inv_length2, inv_length):
+    """(along, off, centre): where element e's midpoint lies relative to the span from (x0, y0)
+    along (dx, dy): the fraction of the span's length along it, the distance [m] from its
+    line, the squared distance [m^2] from its midpoint."""
+    f = e + 1 if e + 1 < q.shape[0] else 0
+    mx = 0.5 * (q[e, 0] + q[f, 0]) - x0
+    my = 0.5 * (q[e, 1] + q[f, 1]) - y0
+    return ((mx * dx + my * dy) * inv_length2, abs(mx * dy - my * dx) * inv_length,
+            (mx - 0.5 * dx) ** 2 + (my - 0.5 * dy) ** 2)
+
+
 @njit(cache=True, _nrt=False, error_model="numpy")
-def span_tension(q, axial_force, x0, y0, x1, y1, members):
+def span_tension(q, axial_force, x0, y0, x1, y1, members, first_member, span):
     """Tension [N] of the free span from (x0, y0) to (x1, y1): the mean axial force of the
     elements whose midpoints lie in its middle (:data:`SPAN_WINDOW`, within the offset
     :data:`SPAN_OFFSET_FRACTION` x length + :data:`SPAN_OFFSET_MIN` of the span line;
     averaging there smooths the polygon effect); a span too short to hold one there reports
     the element nearest its midpoint.
+
+    The middle elements are consecutive along the belt and move by about one per element the
+    belt travels, so the search starts where they began when the span was last measured,
+    ``first_member[span]`` (updated), and walks the belt from there instead of testing every
+    element: in the run of elements through the span's middle (off its line by at most half
+    its length, where a vibrating span's elements stay), from its start. Outputs computed
+    at every step (averaged outputs) then cost a few elements per span, not the belt's
+    length; the sum runs from the run's first element, so the tension does not depend on
+    where the search started.
     The elements used go to ``members[:count]``; returns (tension, count), NaN for a span
     without geometry (non-finite state)."""
     n = q.shape[0]
@@ -331,27 +354,47 @@ def span_tension(q, axial_force, x0, y0, x1, y1, members):
     if not length2 > 0.0:
         return np.nan, 0
     length = np.sqrt(length2)
-    inv_length2 = 1.0 / length2  # (multiplications in the loop over all elements, not divisions)
+    inv_length2 = 1.0 / length2  # (multiplications in the loops over elements, not divisions)
     inv_length = 1.0 / length
+    tolerance = SPAN_OFFSET_FRACTION * length + SPAN_OFFSET_MIN
+    band = 0.5 * length + tolerance
+    start = min(max(first_member[span], 0), n - 1)
+    found = -1
+    for d in range(n):  # start, start - 1, start + 1, start - 2, ...: every element once
+        e = (start - (d + 1) // 2 if d % 2 else start + d // 2) % n
+        along, off, _ = _element_place(q, e, x0, y0, dx, dy, inv_length2, inv_length)
+        if SPAN_WINDOW[0] < along < SPAN_WINDOW[1] and off < tolerance:
+            found = e
+            break
+    if found < 0:
+        nearest = 0
+        nearest_dist = np.inf
+        for e in range(n):
+            centre = _element_place(q, e, x0, y0, dx, dy, inv_length2, inv_length)[2]
+            if centre < nearest_dist:
+                nearest_dist = centre
+                nearest = e
+        members[0] = nearest
+        first_member[span] = nearest
+        return axial_force[nearest], 1
+    first = found
+    for _ in range(n - 1):  # back to the start of the run through the middle
+        e = (first - 1) % n
+        along, off, _ = _element_place(q, e, x0, y0, dx, dy, inv_length2, inv_length)
+        if not (SPAN_WINDOW[0] < along < SPAN_WINDOW[1] and off < band) or e == found:
+            break
+        first = e
+    first_member[span] = first
     total = 0.0
     count = 0
-    nearest = 0
-    nearest_dist = np.inf
-    for e in range(n):
-        f = e + 1 if e + 1 < n else 0
-        mx = 0.5 * (q[e, 0] + q[f, 0]) - x0
-        my = 0.5 * (q[e, 1] + q[f, 1]) - y0
-        along = (mx * dx + my * dy) * inv_length2
-        off = abs(mx * dy - my * dx) * inv_length
-        if SPAN_WINDOW[0] < along < SPAN_WINDOW[1] and off < SPAN_OFFSET_FRACTION * length + SPAN_OFFSET_MIN:
+    e = first
+    for _ in range(n):
+        along, off, _ = _element_place(q, e, x0, y0, dx, dy, inv_length2, inv_length)
+        if not (SPAN_WINDOW[0] < along < SPAN_WINDOW[1] and off < band):
+            break
+        if off < tolerance:
             total += axial_force[e]
             members[count] = e
             count += 1
-        centre = (mx - 0.5 * dx) ** 2 + (my - 0.5 * dy) ** 2
-        if centre < nearest_dist:
-            nearest_dist = centre
-            nearest = e
-    if count == 0:
-        members[0] = nearest
-        return axial_force[nearest], 1
+        e = e + 1 if e + 1 < n else 0
     return total / count, count

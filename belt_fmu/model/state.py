@@ -81,6 +81,8 @@ INDEX_LAYOUT = (
     ("contact_count", (1,), "contacts of this step"),
     ("contact_start", ("p",), "first contact of pulley j in the list (friction.pulley_contacts)"),
     ("span_members", ("n",), "scratch: elements of the span being measured"),
+    ("span_first_member", ("p",), "where the search for each span's middle elements starts (outputs.span_tension): "
+                                  "the first of them when last measured"),
 )
 
 _DIMENSIONS = {"n": -1, "p": -2, "k": -3, "np": -4}  # codes of the symbolic extents in the arrays below
@@ -218,6 +220,7 @@ def unpack_work(work, index_work, n, p, k):
         _vector(index_work, i, x, 4, n, p, k),  # contact_count
         _vector(index_work, i, x, 5, n, p, k),  # contact_start
         _vector(index_work, i, x, 6, n, p, k),  # span_members
+        _vector(index_work, i, x, 7, n, p, k),  # span_first_member
     )
 
 
