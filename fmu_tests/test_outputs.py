@@ -84,18 +84,25 @@ def test_span_tension_is_the_mean_over_the_middle_of_the_span():
     """A closed belt of 22 elements: 10 along a span from x = 0 to 10, the others returning
     3 m above it. The elements whose midpoints lie in the span's middle half (x strictly
     between 2.5 and 7.5: elements 3-6) and near its line are averaged; lifting nodes 4 and 5
-    far off the line takes elements 3-5 out."""
+    far off the line takes elements 3-5 out. The search walks the belt from where the span's
+    middle began when last measured (``first_member``): wherever it starts, it finds the same
+    elements, summed in the same order, and keeps where they begin."""
     q = np.zeros((22, 3))
     q[:11, 0] = np.arange(11.0)
     q[11:, 0] = np.arange(10.0, -1.0, -1.0)
     q[11:, 1] = 3.0
     axial = np.arange(22.0) * 10.0
     members = np.empty(22, dtype=np.int64)
-    tension, count = span_tension(q, axial, 0.0, 0.0, 10.0, 0.0, members)
-    assert list(members[:count]) == [3, 4, 5, 6] and tension == pytest.approx(45.0)
+    for start in range(22):
+        first_member = np.array([7, start])
+        tension, count = span_tension(q, axial, 0.0, 0.0, 10.0, 0.0, members, first_member, 1)
+        assert list(members[:count]) == [3, 4, 5, 6] and tension == 45.0
+        assert list(first_member) == [7, 3]
     q[4:6, 1] = 2.0
-    tension, count = span_tension(q, axial, 0.0, 0.0, 10.0, 0.0, members)
-    assert list(members[:count]) == [6] and tension == pytest.approx(60.0)
+    for start in range(22):
+        first_member = np.array([start])
+        tension, count = span_tension(q, axial, 0.0, 0.0, 10.0, 0.0, members, first_member, 0)
+        assert list(members[:count]) == [6] and tension == 60.0
 
 
 def test_reading_outputs_does_not_change_the_run():
