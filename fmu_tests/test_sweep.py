@@ -142,10 +142,13 @@ def study():
     return plan(load_layout(), [1800, 2300], RunSettings(settle_cycles=2, cycles=1), variations)
 
 
-def test_results_are_identical_serially_on_local_processes_and_on_a_dask_cluster(study):
+def test_results_agree_serially_on_local_processes_and_on_a_dask_cluster(study):
     """A run is a pure function of its layout and parameters and the model is deterministic,
-    so the tables agree to the last bit (compared as the full-precision text the CSV holds)
-    whichever executor ran them; only the wall times differ. The idler's mean hub load grows
+    so the tables of worker processes, which load the cached kernels, agree to the last bit
+    (compared as the full-precision text the CSV holds) whichever executor ran them; only
+    the wall times differ. The serial run uses this process's kernels, which it may have
+    compiled itself: after a cold compile they have differed from the cached ones in the
+    last bits, so it agrees within 1e-9 relative. The idler's mean hub load grows
     with the pretension, as the span tensions that make it do: 57 % more pretension gives at
     least 20 % more hub load (42-46 % here; the load-dependent parts of the span tensions and
     the centrifugal term do not scale with the pretension)."""
@@ -156,9 +159,16 @@ def test_results_are_identical_serially_on_local_processes_and_on_a_dask_cluster
         return [{k: v for k, v in row.items() if k != "wall_time [s]"} for row in rows]
 
     serial = table_of(workers=1)
-    assert table_of(workers=2) == serial
+    processes = table_of(workers=2)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
-        assert table_of(scheduler=cluster.scheduler_address) == serial
+        assert table_of(scheduler=cluster.scheduler_address) == processes
+    assert [row.keys() for row in processes] == [row.keys() for row in serial]
+    for row, reference in zip(processes, serial):
+        for key, value in row.items():
+            try:
+                assert float(value) == pytest.approx(float(reference[key]), rel=1e-9, abs=1e-12), key
+            except ValueError:  # a text column
+                assert value == reference[key], key
     assert {row["status"] for row in serial} == {"ok"}
     by_pretension = {}
     for row in serial:
