@@ -445,6 +445,7 @@ def _simulate_command(args) -> int:
     from .model.inputs import input_specs
 
     signals = _signals(args, input_specs(layout))
+    line = _inputs_line(args, signals, layout.torque_driven_crank)
     crank = signals.pop("crank_speed", None)
     if crank is not None and layout.torque_driven_crank and crank.constant is None:
         args.error("argument --input: crank_speed of a torque-driven crank is its start speed, a constant [rad/s]; "
@@ -452,8 +453,6 @@ def _simulate_command(args) -> int:
     pump = signals.pop("water_pump_torque", None)
     speed = dict(rpm=args.rpm) if crank is None else dict(crank_speed=crank.constant if layout.torque_driven_crank
                                                            else crank.at)
-    line = _inputs_line(args, {**({"crank_speed": crank} if crank else {}),
-                               **({"water_pump_torque": pump} if pump else {}), **signals}, layout.torque_driven_crank)
     start = time.perf_counter()
     with _progress_bar(args) as progress:
         results = simulate(layout, **speed, water_pump_torque=args.water_pump_torque if pump is None else pump.at,
@@ -555,11 +554,10 @@ def _cosim_command(args) -> int:
     specs = [SimpleNamespace(name=v.name, unit=v.unit or "1", problem=_bounds_problem(v))
              for v in description.modelVariables if v.causality == "input"]
     signals = _signals(args, specs)
-    crank, pump = signals.pop("crank_speed", None), signals.pop("water_pump_torque", None)
     torque_driven = "crank_speed" not in variables or variables["crank_speed"].causality != "input"
+    line = _inputs_line(args, signals, torque_driven)
+    crank, pump = signals.pop("crank_speed", None), signals.pop("water_pump_torque", None)
     speed = dict(rpm=args.rpm) if crank is None else dict(crank_speed=crank.at)
-    line = _inputs_line(args, {**({"crank_speed": crank} if crank else {}),
-                               **({"water_pump_torque": pump} if pump else {}), **signals}, torque_driven)
     start = time.perf_counter()
     with _progress_bar(args) as progress:
         results = cosimulate(args.fmu, **speed, water_pump_torque=args.water_pump_torque if pump is None else pump.at,
