@@ -52,6 +52,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.tensioner import spring_torque
 from .operating_point import capstan
 from .rotational import arm_geometry, path_at
 
@@ -102,11 +103,6 @@ class StaticPoint:
         q = np.abs(self.torque)
         with np.errstate(divide="ignore"):
             return np.where(q > 1e-9, self.capacity / np.maximum(q, 1e-300), np.inf)
-
-
-def _spring(arm, psi: float) -> float:
-    """Spring torque on the arm [N m, CCW] (:func:`belt_fmu.model.tensioner.spring_torque`)."""
-    return float(arm["spring_sense"] * arm["spring_preload"] - arm["spring_rate"] * (psi - arm["installed_angle"]))
 
 
 def hub_forces(path, tension, centrifugal: float) -> np.ndarray:
@@ -171,7 +167,7 @@ def _finish(layout, parameters, convention, crank_speed, psi, tension, torques) 
     spring = rel = None
     if layout.tensioner is not None:
         arm = parameters.tensioner[0]
-        spring = abs(_spring(arm, psi))
+        spring = abs(spring_torque(arm, psi))
         rel = psi - float(arm["installed_angle"])
     return StaticPoint(convention, crank_speed, centrifugal, psi, rel, spring, np.asarray(tension, dtype=float),
                        hub_forces(path, tension, centrifugal), np.asarray(path.wrap_angle, dtype=float),
@@ -193,7 +189,7 @@ def nominal_point(layout, crank_speed: float) -> StaticPoint:
     belt_speed = abs(crank_speed) * path.radii[layout.crank_index]
     centrifugal = layout.belt.mass_per_length_kg_per_m * belt_speed ** 2
     if layout.tensioner is not None:
-        spring = _spring(parameters.tensioner[0], psi)
+        spring = spring_torque(parameters.tensioner[0], psi)
         # the moment is affine in the tension level
         m0 = _arm_moment(layout, path, offsets, centrifugal)
         m1 = _arm_moment(layout, path, offsets + 1.0, centrifugal)
@@ -279,7 +275,7 @@ def _valid_path(layout, psi: float):
 
 def _position(layout, arm, label: str, psi: float, note: str = "") -> ArmPosition:
     t = layout.tensioner_index
-    spring = _spring(arm, psi)
+    spring = spring_torque(arm, psi)
     path = _valid_path(layout, psi)
     installed = float(arm["installed_angle"])
     tension = math.nan
