@@ -45,6 +45,11 @@ MODE_COUNT = 6
 DEFAULT_SPEEDS = (800.0, 1500.0, 2300.0)
 
 
+def _positive_number(value) -> bool:
+    """A finite number > 0 as TOML gives one (a boolean is not a number here)."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
 def design_limits(layout) -> dict:
     """:data:`DESIGN_LIMITS` with the layout's ``[design_limits]`` (DutyError for a bad key or value)."""
     given = layout.design.get("design_limits", {})
@@ -60,11 +65,11 @@ def design_limits(layout) -> dict:
             for name, v in value.items():
                 if name not in names:
                     raise DutyError(f"{source}.{key}.{name}: no such pulley; pulleys: {', '.join(names)}")
-                if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+                if not _positive_number(v):
                     raise DutyError(f"{source}.{key}.{name}: {v!r} must be a number > 0 [N]")
             limits[key] = {name: float(v) for name, v in value.items()}
             continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+        if not _positive_number(value):
             raise DutyError(f"{source}.{key}: {value!r} must be a number > 0")
         limits[key] = float(value)
     return limits
