@@ -294,7 +294,7 @@ class Drive:
     # gravity on the belt, in the drawing's frame; bounded at ten times the earth's
     gravity_m_per_s2: tuple[float, float] = _key(_Point(limit=100.0, unit="m/s2"), (0.0, 0.0))
     model: str = _key(_Choice(MODELS), "discretized")  # fidelity level: which model runs the drive
-    output_mode: str = _key(_Choice(OUTPUT_MODES), "sample")  # outputs sampled or averaged over each interval
+    output_mode: str = _key(_Choice(OUTPUT_MODES), "average")  # outputs sampled or averaged over each interval
 
 
 @dataclass(frozen=True, kw_only=True)

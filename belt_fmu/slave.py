@@ -486,7 +486,11 @@ class BeltDriveSlave(Fmi2Slave):
         started = time.perf_counter()
         try:
             drive = self.drive if self.drive is not None and self._started_with[0] == parameters else None
-            drive = drive or make_drive(self._layout())
+            if drive is None:
+                drive = make_drive(self._layout())
+                for warning in drive.layout.warnings:  # the layout's checks (belt_fmu.model.layout_checks)
+                    # the source is the FMU's unpacked resources: a temporary path that says nothing
+                    self.log(f"layout: {warning.removeprefix(drive.layout.source + ': ')}", Fmi2Status.warning)
             crank = None if self._torque_driven_crank else self.crank_speed  # None: the layout's start speed
             drive.reset(crank, self.water_pump_torque, **{name: getattr(self, name) for name in self._torque_inputs})
         except (LayoutError, InitializationError, ValueError, DivergenceError) as err:

@@ -144,35 +144,39 @@ def polygon_hz(rpm: float) -> float:
 def test_cosim_warns_when_instantaneous_outputs_alias(fmu, capsys):
     """At 2000 rpm the polygon frequency of the built-in drive is about 2 kHz: 1 ms steps
     sample it below twice that frequency (the warning names both), 0.2 ms steps do not, and
-    the lumped model (no polygon) never warns."""
+    the lumped model (no polygon) never warns. The FMU's outputs are averaged unless the
+    parameter output_mode says "sample"."""
     hz = polygon_hz(2000.0)
     assert 1900.0 < hz < 2100.0 and 1e-3 > 0.5 / hz > 2e-4
-    status, out, err = run_cli(capsys, "cosim", fmu, "--rpm", "2000", "--t-end", "0.004", "--step", "1e-3")
+    sample = ("--output-mode", "sample")
+    status, out, err = run_cli(capsys, "cosim", fmu, "--rpm", "2000", "--t-end", "0.004", "--step", "1e-3", *sample)
     assert status == 0, err
     assert f"below twice the polygon frequency ({hz:.4g} Hz at 2000 rpm)" in out
     # the FMU's own log says it too, at its first step, for any host
     assert (f"[WARNING] communication steps of 0.001 s sample the outputs at 1000 Hz, below twice the polygon "
             f"frequency ({hz:.4g} Hz at 2000 rpm)") in err
-    status, out, err = run_cli(capsys, "cosim", fmu, "--rpm", "2000", "--t-end", "0.004", "--step", "2e-4")
+    status, out, err = run_cli(capsys, "cosim", fmu, "--rpm", "2000", "--t-end", "0.004", "--step", "2e-4", *sample)
     assert status == 0 and "polygon frequency" not in out + err
     status, out, err = run_cli(capsys, "cosim", fmu, "--rpm", "2000", "--t-end", "0.004", "--step", "1e-3",
-                               "--param", "model=lumped")
+                               "--param", "model=lumped", *sample)
     assert status == 0 and "polygon frequency" not in out + err
-    # averaged over each 1 ms step (two polygon periods) the ripple does not alias: the FMU
-    # does not warn, the command says averaging is on and how much of the ripple is left
-    status, out, err = run_cli(capsys, "cosim", fmu, "--rpm", "2000", "--t-end", "0.004", "--step", "1e-3",
-                               "--output-mode", "average")
+    # averaged over each 1 ms step (two polygon periods: the default) the ripple does not
+    # alias: the FMU does not warn, the command says averaging is on and how much of the
+    # ripple is left
+    status, out, err = run_cli(capsys, "cosim", fmu, "--rpm", "2000", "--t-end", "0.004", "--step", "1e-3")
     assert status == 0 and "polygon frequency" not in out + err
     assert "note: averaging is on (output mode average): each output is its mean over the 0.001 s before it" in out
     assert f"at most {100.0 / (math.pi * hz * 1e-3):.2g} % of the polygon ripple ({hz:.4g} Hz at 2000 rpm)" in out
 
 
 def test_simulate_warns_when_its_output_interval_aliases(capsys):
-    status, out, _ = run_cli(capsys, "simulate", "--rpm", "2000", "--t-end", "0.002", "--output-interval", "1e-3")
+    """Sampled outputs alias at 1 ms and 2000 rpm (the warning says so and what to do);
+    averaged ones, the default, do not."""
+    status, out, _ = run_cli(capsys, "simulate", "--rpm", "2000", "--t-end", "0.002", "--output-interval", "1e-3",
+                             "--output-mode", "sample")
     assert status == 0 and f"below twice the polygon frequency ({polygon_hz(2000.0):.4g} Hz" in out
     assert "average them over each interval (--output-mode average)" in out
-    status, out, _ = run_cli(capsys, "simulate", "--rpm", "2000", "--t-end", "0.002", "--output-interval", "1e-3",
-                             "--output-mode", "average")
+    status, out, _ = run_cli(capsys, "simulate", "--rpm", "2000", "--t-end", "0.002", "--output-interval", "1e-3")
     assert status == 0 and "polygon frequency" not in out and "note: averaging is on" in out
 
 

@@ -256,3 +256,24 @@ def test_unstretched_length_with_the_data_sheet_tensioner():
         load_layout_text(text.replace(NOMINAL, ""), "drive.toml")
     assert any(p.startswith("drive.toml: tensioner.nominal_arm_angle_deg: missing; required in the data-sheet")
                for p in err.value.problems), err.value.problems
+
+
+def test_the_fmu_logs_the_layouts_warnings_when_it_starts(tmp_path):
+    """An FMU of a layout with warnings says them to its host, at warning level, when its
+    model starts (here: the declared belt length 10 mm off the layout's own, 0.968 m, and
+    9.6 mm off the geometry's)."""
+    from belt_fmu.build import build_fmu
+    from belt_fmu.cosim import FmuInstance
+
+    hand = load_layout(EXAMPLE).belt.length_m
+    path = tmp_path / "off.toml"
+    path.write_text(example_text().replace("length_m = 0.968", f"length_m = {hand + 0.010:.6f}"))
+    fmu = build_fmu(path, tmp_path / "Off.fmu")
+    inst = FmuInstance(fmu, instance_name="off")
+    try:
+        inst.initialize({"model": "lumped", "crank_speed": 80.0})
+        warnings = [text for level, text in inst.messages if level == "WARNING"]
+        assert len(warnings) == 1 and warnings[0].startswith("layout: belt.length_m: 0.978 m differs from the "
+                                                             "effective length the geometry implies")
+    finally:
+        inst.close()

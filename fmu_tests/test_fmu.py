@@ -409,25 +409,26 @@ def test_friction_law_is_a_structural_parameter(fmu):
 
 
 def test_output_mode_is_a_structural_parameter(fmu):
-    """The modelDescription declares `output_mode` (String, fixed parameter, start "sample",
-    described); set to "average" on the lumped model, the FMU's outputs at 1 ms steps are
-    the Python model's averaged ones, to 1e-12."""
+    """The modelDescription declares `output_mode` (String, fixed parameter, start "average":
+    a master's communication step of 1 ms samples the polygon ripple below its Nyquist rate,
+    described); set to "sample" on the lumped model, the FMU's outputs at 1 ms steps are the
+    Python model's sampled ones, to 1e-12."""
     from belt_fmu.model.lumped_system import LumpedDrive
 
     with zipfile.ZipFile(fmu) as z:
         root = ET.fromstring(z.read("modelDescription.xml"))
     variable = next(v for v in root.iter("ScalarVariable") if v.get("name") == "output_mode")
     assert variable.get("causality") == "parameter" and variable.get("variability") == "fixed"
-    assert variable.find("String").get("start") == "sample"
+    assert variable.find("String").get("start") == "average"
     assert "average" in variable.get("description") and "sample" in variable.get("description")
 
-    inst = FmuInstance(fmu, instance_name="averaged")
+    inst = FmuInstance(fmu, instance_name="sampled")
     try:
-        inst.initialize({"model": "lumped", "output_mode": "average", "crank_speed": CRANK,
+        inst.initialize({"model": "lumped", "output_mode": "sample", "crank_speed": CRANK,
                          "water_pump_torque": PUMP})
         layout = load_layout_data(inst.layout_data)
         drive = LumpedDrive(dataclasses.replace(layout, drive=dataclasses.replace(
-            layout.drive, model="lumped", output_mode="average")))
+            layout.drive, model="lumped", output_mode="sample")))
         drive.reset(CRANK, PUMP)
         for _ in range(5):
             inst.step(1e-3)

@@ -5,6 +5,8 @@ References (docs/references.md: Grashof/Firbank creep and the torque balance, R3
 [Kubas and Harlecki 2021], Kubas and Kovalcik 2012, the GMS start-up case of R9).
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -113,10 +115,13 @@ inertia_kgm2 = 3.0e-3
 def test_a_port_loads_its_accessory_as_a_table_of_the_same_torque_does():
     """An input load torque of 6 N m and a flat table of 6 N m act through the same pulley
     load (belt_fmu.model.drive.pulley_loads): the runs agree to the last bit; angles and
-    speeds are the integral and the value of the same state."""
-    port = BeltDrive(load_layout_text(PORT_TEXT.format(load='load = "input"')))
-    table = BeltDrive(load_layout_text(PORT_TEXT.format(
-        load="torque_table_speed_rad_per_s = [0.0, 1000.0]\ntorque_table_Nm = [6.0, 6.0]")))
+    speeds (sampled) are the integral and the value of the same state."""
+    def sampled(text):
+        layout = load_layout_text(text)
+        return BeltDrive(dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, output_mode="sample")))
+
+    port = sampled(PORT_TEXT.format(load='load = "input"'))
+    table = sampled(PORT_TEXT.format(load="torque_table_speed_rad_per_s = [0.0, 1000.0]\ntorque_table_Nm = [6.0, 6.0]"))
     port.reset(100.0, 0.0, settle_time=0.02, driven_torque=6.0)
     table.reset(100.0, 0.0, settle_time=0.02)
     speeds = []

@@ -426,12 +426,15 @@ def current_outputs(y, work, index_work, parameters, trial_y, trial_start, contr
     unless they are current already; the trial step is then kept in ``control`` for the
     next :func:`communicate`. With ``control[AVERAGING]``, after a communication step, the
     averaged outputs are their means over it: the running integral plus the last
-    trapezoid's end, the outputs of this state, over half a step."""
+    trapezoid's end, the outputs of this state, over half a step. After a step too short
+    to resolve the forces (its trial step the nominal one) they are the outputs of this
+    state, the mean over a vanishing interval: the integral holds the forces of steps that
+    short, which would make the outputs depend on the step's length."""
     if control[OUTPUTS_CURRENT] != 0.0:
         return
     lists_valid_for = report(y, work, index_work, parameters, trial_y, trial_start, control[OUTPUT_DT],
                              control[CRANK_OMEGA], control[PUMP_TORQUE], outputs)
-    if control[AVERAGING] != 0.0 and control[AVERAGE_TIME] > 0.0:
+    if control[AVERAGING] != 0.0 and control[AVERAGE_TIME] > 0.0 and control[AVERAGE_DT] == control[OUTPUT_DT]:
         integral, _ = average_buffers(control)
         mean_outputs(integral, 0.5 * control[AVERAGE_DT], outputs, control[AVERAGE_TIME], outputs,
                      parameters.pulleys.shape[0])
