@@ -215,18 +215,16 @@ def closed_belt_forces(belt, s, w):
     damping's.
 
     Written for the compiler's vectorizer: two loops, the elements, then each node's sum of
-    its two elements and its damping (one loop, which has both chord directions at hand: a
-    pass of its own over the nodes cost 0.55 us of a 150-element step's 8.4), each without
+    its two elements and its damping (one loop, which has both chord directions at hand,
+    instead of a pass of its own over the nodes), each without
     a wrap-around index inside (the closing element and node are done apart), on flat views
     of the arrays with unsigned indices (:data:`U1`); and the numpy error model (a
     zero-length element gives non-finite loads, which the integrator's health check reports)
     instead of a ZeroDivisionError check in every division.
 
     Compiled with fused multiply-adds (numba's fastmath flag "contract" alone: ``a b + c``
-    rounded once, nothing reassociated), as the block solve is: 1.42-1.44 -> 1.34 us per
-    call at 150 elements, in a loop on a settled drive (2026-11-27). The outputs after 20 ms
-    of the built-in drive moved by at most 7e-10 relative, rounding amplified over 1000
-    steps.
+    rounded once, nothing reassociated), as the block solve is: faster, and a change of
+    rounding only (docs/performance.md, "Why the code is as it is").
     """
     q, u = s.q.reshape(-1), s.u.reshape(-1)
     axial_force, direction = w.axial_force, w.element_direction.reshape(-1)
@@ -839,13 +837,10 @@ def implicit_belt_correction(belt, s, w, dt):
       ``w`` to ``w / sqrt(1 + theta (w dt)^2)`` (symplectic Euler with the mass
       ``m + theta dt^2 k``): the mesh's stiff modes below ``2 / dt`` for any
       ``theta >= 1/4``, the belt's own (``w dt`` < 0.1) by less than
-      ``theta (w dt)^2 / 2`` (0.25 %), and without numerical damping. Backward Euler, in
-      its place until 2026-11, damped the bending numerically with ``dt EI`` (four times the
-      built-in belt's ``c_b`` at 2e-5 s), which the wrapping and unwrapping of the belt
-      works against: the built-in drive's mean crank torque at 600 elements came out 0.59 %
-      above its value at a quarter of the step (0.05 s means at 800 rpm; 0.8 % above the
-      extrapolation to a zero step, at 300 elements too), and at 150 elements 1.2 % above
-      the explicit bending's; with the mass penalty, 0.02 % and 0.003 %
+      ``theta (w dt)^2 / 2`` (0.25 %), and without numerical damping. Backward Euler on the
+      bending would damp it numerically with ``dt EI`` (four times the built-in belt's
+      ``c_b`` at 2e-5 s), which the wrapping and unwrapping of the belt works against: it
+      moved the mean crank torque by about 1 %, the mass penalty by 0.02 %
       (fmu_tests/test_convergence.py).
 
     Per element, in (x, y, phi) of its end nodes a and b, with ``Q = H_a e e^T + 12 H_b p p^T``,
@@ -1017,11 +1012,11 @@ def implicit_axial_correction(belt, s, w, dt):
     The elimination runs from both ends at once and meets in the middle (a twisted
     factorization, Parlett and Dhillon, "Fernando's solution to Wilkinson's problem: an
     application of double factorization", Linear Algebra Appl. 1997): two independent
-    recurrences overlap in the processor (150 elements: 2.53 -> 1.61 us per solve). Each
+    recurrences overlap in the processor (a third faster than one sweep). Each
     carries its rows' leading minors instead of the pivots, which are their ratios (the
     three-term recurrence of a symmetric tridiagonal matrix's leading minors, the Sturm
     sequence of bisection: Golub and Van Loan, "Matrix computations", 2013, ch. 8), so that
-    no division waits on the previous row's (1.42 -> 1.09-1.15 us per solve). Both are
+    no division waits on the previous row's (a fifth faster again). Both are
     Gaussian elimination without pivoting on a diagonally dominant matrix, hence stable. The
     loops before and after them (the right-hand side per element, the velocity change per
     node from its two elements) run on flat views with the closing element and node apart,

@@ -36,10 +36,8 @@ NEIGHBOUR_MARGIN_ELEMENTS = 0.5
 #: lists every step or two. A rebuild checks every node against every pulley (0.9 us for the
 #: built-in drive, 3.3 us with 600 elements), a listed node out of contact costs one distance
 #: check per step (5 ns) and is treated as if it were not listed, so the results do not
-#: depend on the margin (bit for bit) but the cost does: at 4e-3 m the lists were rebuilt
-#: every 7 steps at 800 rpm and every 2 at 3000 rpm (11.0 -> 9.8 us per 150-element step at
-#: 12e-3 m, when a rebuild cost 3.9 us); since rebuilds are cheaper, 6e-3 and 8e-3 m cost
-#: the same as 12e-3 m within 1 % at 150 and 600 elements (800 rpm)
+#: depend on the margin (bit for bit) but the cost does: 4e-3 m rebuilt the lists every 7
+#: steps at 800 rpm and every 2 at 3000 rpm; from 6e-3 m on the cost is flat within 1 %
 NEIGHBOUR_MARGIN_MIN = 12e-3
 #: the lists are rebuilt when the fastest node, at this multiple of its current speed, could
 #: have closed half the margin: a node accelerating hard may outrun its current speed

@@ -50,7 +50,7 @@ Compilation: the kernels of the step (here and in the parts' modules) are compil
 numba's reference counting (NRT, numba's private ``_nrt`` option; numba is pinned below
 0.69 for it). They allocate nothing, every array is a view of the drive's buffers, so there
 is nothing to count; with it, numba counted the references of every view of the state and
-work tuples up and down at each kernel call: 15 % of a 150-element step (13.2 -> 11.3 us).
+work tuples up and down at each kernel call, 15 % of a 150-element step.
 A kernel that allocates no longer compiles, so none can slip in; copies and comparisons of
 arrays are loops for that reason (:func:`_copy`, :func:`_equal`). Only the unpacking of the
 buffers into views (:func:`belt_fmu.model.state.unpack`) keeps the counting.

@@ -213,8 +213,7 @@ def offsets(layout, p: int) -> np.ndarray:
 
 
 # The views are built inline and without numba's reference counting: as separate functions
-# with it, building the 41 views cost 0.5 us per call of run (measured through the native
-# fast path's C function), more than half a 1 ms step's physics.
+# with it, building the 41 views cost more than half a 1 ms step's physics per call of run.
 @njit(cache=True, inline="always", _nrt=False)
 def _view(buffer, starts, i):
     return buffer[starts[i]:starts[i + 1]]
@@ -1075,8 +1074,8 @@ def evaluate_outputs(p, lb, s, w, out):
 # error_model="numpy": float division without Python's zero check (health() sees inf and nan);
 # _nrt=False: without numba's reference counting (next docstring);
 # fastmath: fused multiply-adds ("contract"), division as multiplication by the reciprocal
-# ("arcp") and zeros of either sign alike ("nsz"), each a rounding-level change: 10 % of a step
-# (0.875 -> 0.79 us per 1 ms step). Not "nnan"/"ninf": health() relies on isfinite seeing them.
+# ("arcp") and zeros of either sign alike ("nsz"), each a rounding-level change, 10 % of a
+# step. Not "nnan"/"ninf": health() relies on isfinite seeing them.
 @njit(cache=True, error_model="numpy", _nrt=False, fastmath={"contract", "arcp", "nsz"})
 def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, out):
     """Entry from Python: ``n_steps`` steps of ``dt`` at constant inputs, then the outputs into

@@ -34,20 +34,10 @@ from typing import NamedTuple
 
 #: accuracy bound on the time step [s]: the implicit part damps modes with
 #: w dt ~ 1 numerically, so keep w dt < 0.1 up to ~800 Hz (polygon frequencies are higher).
-#: The belt's dissipation is what a longer step costs first. Tried at 4e-5 s on the built-in
-#: drive (800 rpm, 0.05 s means): the bending's stiffness-proportional mass holds there (with
-#: the contact 10 times softer, so that it stays explicit: 300 and 600 elements stable, loads
-#: within 0.7 % and crank torque within 0.25 % of 2e-5 s); the contact spring is what fails.
-#: Backward Euler on it (linearized in the block solve) dissipates: the mean crank torque
-#: 2.8 % high at 150 elements (0.6 % at 300 already at 2e-5 s), and 300 and 600 elements
-#: diverged within 64 steps. A stiffness-proportional mass on its normal instead (theta 1/2,
-#: the circular path's own change of velocity exempt) is stable at 300 and 600 elements with
-#: the crank torque within 0.04 %, but moves the hub loads by 0.4-2 % at 300 elements and up to
-#: 10 % at 150: that mass resists the nodes' radial motion as they land on a pulley, and its
-#: impulses reach no pulley. (The block solve made a 150-element step 11.6 us then, 0.29 s
-#: per simulated second at 4e-5 s; since it eliminates eight chains at once, 6.7 us against
-#: 5.1 with the explicit bending, on a faster machine (2026-11-26): 0.17 s at 4e-5 s. The
-#: contact, not the solve's cost, is what keeps the step at 2e-5 s.)
+#: The explicit contact spring is what holds the step here: made implicit (backward Euler)
+#: it dissipates and loses stability at 300 elements and more, and a stiffness-proportional
+#: mass on its normal moves the hub loads by up to 10 %, resisting the nodes' landing on a
+#: pulley (docs/performance.md, "Why the code is as it is").
 MAX_STEP = 2.0e-5
 #: the pulleys' bearing damping and the tensioner arm's damper and end stops are explicit:
 #: stable while c dt / I < 2 and sqrt(k / I) dt < 2 (module docstring). The layout check asks
