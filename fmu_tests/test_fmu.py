@@ -248,8 +248,10 @@ def test_state_cycles_do_not_grow_memory(fmu, monkeypatch, model, fast_path):
     by at most 10 kB (an audit measured +752 kB; the lumped model grew 14 kB with the fast
     path, 38 kB without: numba typed its parameters in Python at each call of its output
     report, LumpedDrive._bind). 200 cycles first fill what is filled once, and 200 more with
-    tracing on what tracing itself fills once (without them, 12 kB were seen once in a full
-    run, from one-time allocations: a leak of that size grows over the next 1000 too)."""
+    tracing on what tracing itself fills once. In a full run one-time allocations of the
+    process (fmpy's and ctypes' caches) still added 10-12 kB to one block of 1000 cycles,
+    and alone 1-3 kB whether 1000 or 4000 cycles ran; a leak grows in every block, so of two
+    blocks of 1000 the smaller growth is the one checked."""
     import gc
     import tracemalloc
 
@@ -271,13 +273,15 @@ def test_state_cycles_do_not_grow_memory(fmu, monkeypatch, model, fast_path):
         try:
             cycles(200)
             gc.collect()
-            before = tracemalloc.get_traced_memory()[0]
-            cycles(1000)
-            gc.collect()
-            growth = tracemalloc.get_traced_memory()[0] - before
+            growth = []
+            for _ in range(2):
+                before = tracemalloc.get_traced_memory()[0]
+                cycles(1000)
+                gc.collect()
+                growth.append(tracemalloc.get_traced_memory()[0] - before)
         finally:
             tracemalloc.stop()
-        assert growth <= 10_000, f"{growth} bytes more after 1000 state cycles"
+        assert min(growth) <= 10_000, f"{growth} bytes more after each 1000 state cycles"
         assert not [m for m in instance.messages if m[0] == "ERROR"]
     finally:
         instance.close()
