@@ -224,47 +224,50 @@ def test_torque_balance_and_creep(two_pulley_layout, law):
 STRIBECK = 'law = "{law}"\nstatic_ratio = {ratio}\nstribeck_velocity_m_per_s = 0.01'
 
 
-@pytest.mark.parametrize("law", ["lugre", "gms"])
-def test_stribeck_laws_slip_at_the_kinetic_capstan_limit(law):
-    """Ramp the load on the two-pulley drive (poly-V, mu 0.3, 40 deg groove) until the driven
-    pulley slips grossly (speed loss > 2 %): with the static coefficient 1, 1.2 and 1.5 times
-    the kinetic one, the load at the onset is the Euler-Eytelwein limit with centrifugal
-    tension at the kinetic coefficient, ``R (T1 + T2 - 2 m'v^2)(e - 1)/(e + 1)``, e =
-    exp(mu_eff theta) = 15.7 (docs/references.md R2), within 3 %: the belt creeps over the
-    sliding arc at |v| (T1 - T2) / EA, about 0.1 m/s here, ten Stribeck velocities, so
-    the arc holds the kinetic coefficient, as the discretized belt's does (its onsets:
-    111-113 N m at every ratio). A model holding the whole wrap at the static coefficient
-    would slip at 127 and 140 N m. 3 %: the ramp's 50 N m/s runs 1 ms steps, and the onset's
-    2 % speed loss is reached a few steps past the limit."""
+def slip_onset(law: str, ratio: float, model: str) -> float:
+    """The load [N m] at which the driven pulley of the two-pulley poly-V drive (mu 0.3, 40 deg
+    groove) slips grossly (speed loss > 2 %) under a load ramp of 50 N m/s from 85 N m in
+    1 ms steps; a Stribeck law's static coefficient ``ratio`` times the kinetic one."""
     from conftest import FRICTION
 
     from belt_fmu.layout import load_layout_text
 
-    mu_eff = 0.3 / math.sin(math.radians(20.0))
-    limit_ratio = math.exp(mu_eff * math.pi)
-    for ratio in (1.0, 1.2, 1.5):
-        text = (two_pulley_text(law="tanh", mu=0.3)
-                .replace(FRICTION["tanh"], STRIBECK.format(law=law, ratio=ratio))
-                .replace("groove_angle_rad = 3.141592653589793", f"groove_angle_rad = {math.radians(40.0)!r}")
-                + '\n[drive]\nmodel = "lumped"\n')
-        drive = make_drive(load_layout_text(text, source=f"<poly-V {law} {ratio}>"))
-        start, rate = 85.0, 50.0  # load ramp [N m], [N m/s]
-        drive.reset(CRANK, start)
-        rows = []
-        for k in range(1000):
-            load = start + rate * k * 1e-3
-            drive.advance(1e-3, CRANK, load)
-            out = drive.outputs()
-            rows.append((load, out["span_tension_driven_driver"], out["span_tension_driver_driven"],
-                         out["belt_speed"], out["speed_driven"]))
-            if out["speed_driven"] < 0.98 * CRANK:
-                break
-        load, speed = rows[-1][0], rows[-1][3]
-        centrifugal = 0.12 * speed ** 2  # m' v^2 [N]
-        tight, slack = np.mean([row[1:3] for row in rows[-11:-1]], axis=0)  # the last 10 ms before the onset
-        capstan = RADIUS * (tight + slack - 2 * centrifugal) * (limit_ratio - 1) / (limit_ratio + 1)
-        assert 20 < len(rows) < 1000
-        assert load == pytest.approx(capstan, rel=0.03), f"static ratio {ratio}"
+    friction = (STRIBECK.format(law=law, ratio=ratio) if law in ("lugre", "gms")
+                else FRICTION.get(law, f'law = "{law}"'))
+    text = (two_pulley_text(law="tanh", mu=0.3).replace(FRICTION["tanh"], friction)
+            .replace("groove_angle_rad = 3.141592653589793", f"groove_angle_rad = {math.radians(40.0)!r}")
+            + f'\n[drive]\nmodel = "{model}"\n')
+    drive = make_drive(load_layout_text(text, source=f"<poly-V {law} {ratio} {model}>"))
+    start, rate = 85.0, 50.0  # load ramp [N m], [N m/s]
+    drive.reset(CRANK, start)
+    for k in range(1000):
+        load = start + rate * k * 1e-3
+        drive.advance(1e-3, CRANK, load)
+        if drive.outputs()["speed_driven"] < 0.98 * CRANK:
+            return load
+    raise AssertionError(f"{model} {law}: no gross slip up to {load} N m")
+
+
+@pytest.mark.parametrize("law, ratio", [("lugre", 1.0), ("lugre", 1.2), ("lugre", 1.5), ("gms", 1.0), ("gms", 1.2),
+                                        ("gms", 1.5), ("dahl", 1.0), ("bristle", 1.0), ("tanh", 1.0),
+                                        ("creep_polynomial", 1.0)])
+def test_slip_onset_agrees_with_the_discretized_model(law, ratio):
+    """The load at gross slip in the two-pulley capstan case (:func:`slip_onset`) within 3 % of
+    the discretized belt's, for every law and static ratio 1, 1.2 and 1.5 (measured: LuGre
+    111.15 against 111.05-111.10 N m, GMS 113.05 against 113.05-113.40, Dahl 111.15 against
+    110.85, bristle 116.55 against 115.85, tanh and the creep polynomial 116.5-116.55 both;
+    the kinetic capstan limit is 114.6 N m, docs/lumped-model.md). The state laws slip below
+    it, the static coefficient notwithstanding: the belt creeps over the wrap at
+    |v| (T1 - T2) / EA, about 0.1 m/s here, ten Stribeck velocities, so the arc holds the
+    kinetic coefficient, and each piece of belt enters the wrap with its friction state at
+    rest and builds its friction over the distance it slides (lumped.developed_share); a
+    model holding the whole wrap at the static coefficient would slip at 127 and 140 N m.
+    Both models run the same ramp and criterion, so its overshoot past the onset (a few
+    1 ms steps) cancels; 3 % is the agreement asked of the lumped level."""
+    lumped = slip_onset(law, ratio, "lumped")
+    assert lumped == pytest.approx(slip_onset(law, ratio, "discretized"), rel=0.03)
+    if law in ("lugre", "gms", "dahl"):
+        assert lumped < 114.6  # below the kinetic capstan limit: the wrap's friction is not all developed
 
 
 @pytest.mark.parametrize("adhesion, leaving, wrap", [(442.0, 678.0, 2.5), (678.0, 393.0, 2.5), (400.0, 401.0, 1.0),

@@ -43,7 +43,10 @@ no-slip kinematics of that paper:
   pulley slip grossly. For the laws with velocity dependence (tanh, creep_polynomial and the
   Stribeck curve of LuGre and GMS) mu_s is theirs, the Stribeck curve taken at the speed the
   belt creeps over the sliding arc (:func:`slip_coefficient`); the bristle and Dahl laws are Coulomb in
-  steady sliding and are regularized like tanh with :data:`STICK_VELOCITY`;
+  steady sliding and are regularized like tanh with :data:`STICK_VELOCITY`. The state laws
+  (Dahl, LuGre, GMS) build their coefficient over the distance the belt slides on the wrap
+  from its entry, so a wrap develops only a share of it, growing with the gross slip
+  (:func:`developed_share`);
 * **pulleys**: load torques (the water-pump input, the accessory tables) and bearing damping
   as in the discretized model (:func:`belt_fmu.model.drive.accelerate_pulleys`), the belt's
   torque ``R (T_out - T_in)``;
@@ -73,7 +76,7 @@ import numpy as np
 from numba import njit
 
 from .drive import accelerate_pulleys
-from .friction import (LAW_CREEP_POLYNOMIAL, LAW_GMS, LAW_LUGRE, LAW_TANH, friction_coefficient,
+from .friction import (LAW_CREEP_POLYNOMIAL, LAW_DAHL, LAW_GMS, LAW_LUGRE, LAW_TANH, friction_coefficient,
                        stribeck_with_slope, tanh)
 from .outputs import (ANGLE, BEARING_FORCE, BELT_SPEED, CRANK_TORQUE, HUB_FORCE, HUB_FORCE_X, HUB_FORCE_Y, PULLEY_BLOCK,
                       PULLEY_STRIDE, SLIP, SPAN_STRIDE, SPAN_TENSION, SPEED, TENSIONER_ANGLE, TENSIONER_ANGLE_REL,
@@ -83,6 +86,12 @@ from .tensioner import arm_pulley_center, arm_support_torque, arm_torque
 #: [m/s] regularization of the Coulomb laws (bristle, Dahl) in steady sliding: tanh(4 v / v)
 #: reaches 0.999 of the coefficient at this gross slip velocity ([Simscape Belt Pulley]'s velocity threshold)
 STICK_VELOCITY = 1.0e-3
+#: [m/s] belt speed below which a wrap's slid distance is taken at this speed
+#: (:func:`developed_share`): a belt at rest renews nothing on its wraps
+ARC_SPEED_FLOOR = 1.0e-3
+#: erfcx(y) = exp(y^2) erfc(y) from its asymptotic series above this argument (erfc underflows
+#: near 26; the series' first omitted term is below 3e-10 here)
+ERFCX_ASYMPTOTIC = 20.0
 #: [s] longest time step: an accuracy bound. The step is implicit in everything stiff
 #: (:func:`solve_step`), so it is stable at any length; at 1 ms the tensioner amplitude under a
 #: firing-order irregularity and the step responses stay within a few percent of the converged
@@ -180,6 +189,8 @@ LUMPED_WORK_LAYOUT = (
     ("tension_start", "p", "scratch: span j's tension at the start of the step [N]"),
     ("creep_speed", "p", "speed of the belt over pulley j's sliding arc, |q_j| |T_j - T_(j-1)| / EA, at the start of "
                          "the step [m/s]"),
+    ("arc_curve", "p", "the creep's share of the distance the belt slides on pulley j from its entry, x = "
+                       "arc_curve phi^2 at angle phi: mu R (T_(j-1) - m'v^2) / (2 EA), start of the step [m]"),
     ("output_sample", "outputs", "the outputs of the state (sampled), kept for the next interval's start when they "
                                  "are averaged"),
     ("output_mean", "outputs", "averaged outputs: the running time-integral of the outputs over the interval, then "
@@ -246,7 +257,8 @@ def unpack(y, work, so, wo, p):
                    _view(work, wo, 24), _view(work, wo, 25), _view(work, wo, 26), _view(work, wo, 27),
                    _view(work, wo, 28), _view(work, wo, 29), _pairs(work, wo, 30, p), _pairs(work, wo, 31, p),
                    _pairs(work, wo, 32, p), _view(work, wo, 33), _view(work, wo, 34), _view(work, wo, 35),
-                   _view(work, wo, 36), _view(work, wo, 37), _view(work, wo, 38), _view(work, wo, 39))
+                   _view(work, wo, 36), _view(work, wo, 37), _view(work, wo, 38), _view(work, wo, 39),
+                   _view(work, wo, 40))
     return s, w
 
 
@@ -383,14 +395,91 @@ def hub_force(p, w, j):
 
 # ------------------------------------------------------------------------------------ friction
 @njit(cache=True, inline="always")
-def slip_coefficient(law, mu, slip, belt_speed, creep):
+def erfcx(y):
+    """The scaled complementary error function exp(y^2) erfc(y), y >= 0 (Abramowitz and
+    Stegun, "Handbook of mathematical functions", 1964, 7.1.23, for large y)."""
+    if y < ERFCX_ASYMPTOTIC:
+        return math.exp(y * y) * math.erfc(y)
+    r = 1.0 / (y * y)
+    return (1.0 - 0.5 * r * (1.0 - 1.5 * r * (1.0 - 2.5 * r))) / (y * math.sqrt(math.pi))
+
+
+@njit(cache=True, inline="always")
+def relaxation_deficit(a, c, wrap):
+    """``D = int_0^wrap exp(-a phi - c phi^2) dphi`` and dD/da (a, c >= 0): completing the
+    square, ``D = sqrt(pi) / (2 sqrt c) (erfcx(y0) - erfcx(y1) exp(-a wrap - c wrap^2))``,
+    ``y0 = a / (2 sqrt c)``, ``y1 = y0 + sqrt(c) wrap`` (Abramowitz and Stegun 7.4.32);
+    ``dD/da = -int phi exp(..) = -(1 - exp(-a wrap - c wrap^2) - a D) / (2 c)``."""
+    if c * wrap * wrap < 1e-12:
+        if a * wrap < 1e-12:
+            return wrap, -0.5 * wrap * wrap
+        end = math.exp(-a * wrap)
+        deficit = (1.0 - end) / a
+        return deficit, (wrap * end - deficit) / a
+    root = math.sqrt(c)
+    y0 = 0.5 * a / root
+    end = math.exp(-(a + c * wrap) * wrap)
+    deficit = 0.5 * math.sqrt(math.pi) / root * (erfcx(y0) - erfcx(y0 + root * wrap) * end)
+    return deficit, -(1.0 - end - a * deficit) / (2.0 * c)
+
+
+@njit(cache=True, inline="always")
+def developed_share(law, g, along, curve, wrap):
+    """(eta, d eta/d along): the share of a state law's steady coefficient ``g`` that the belt
+    develops on average over a wrap of ``wrap`` [rad] in steady sliding, 1 for the other laws.
+
+    A state law (Dahl, LuGre, GMS) builds its friction with the distance x the belt has slid
+    over the pulley, not at once: for constant direction the Dahl and LuGre coefficient is
+    ``g (1 - exp(-x / x_r))``, ``x_r = g / sigma`` (Dahl, "A solid friction model", Aerospace
+    Corp. TOR-158, 1968; Canudas de Wit, Olsson, Astrom and Lischinsky, "A new model for
+    control of systems with friction", IEEE TAC 40(3), 1995, sigma0), and each GMS element
+    ``min(sigma_k x, g)`` (Al-Bender, Lampaert and Swevers, "The generalized Maxwell-slip
+    model", IEEE TAC 50(11), 2005, eq. 9). The belt enters a wrap with none (on the span it
+    touched nothing) and slides from the entry at the gross slip plus its creep, which grows
+    as its tension moves away from the entry tension T_a: ``v_s = v_g + v |T - T_a| / EA``
+    (Firbank, "Mechanics of the belt drive", Int. J. Mech. Sci. 12, 1970). Over the transit
+    ``dt = R dphi / v`` it has slid ``x(phi) = along phi + curve phi^2``, ``along = R v_g /
+    v`` and ``curve = mu R T_a / (2 EA)`` (T - T_a ~ mu T_a phi near the entry, where the
+    deficit lies). The capstan exponent is ``g (wrap - D)``, D the integral of the
+    undeveloped share over the wrap, so ``eta = 1 - D / wrap``: a wrap transmits its full
+    coefficient only beyond a gross slip of several x_r per wrap transit, which the
+    discretized belt's nodes, each entering with its state at rest, show as a speed loss
+    rising with the load before the capstan limit (docs/lumped-model.md)."""
+    if wrap <= 0.0:
+        return 1.0, 0.0
+    if law.law == LAW_DAHL or law.law == LAW_LUGRE:
+        relaxation = g / (law.dahl_stiffness if law.law == LAW_DAHL else law.lugre_stiffness)
+        deficit, slope = relaxation_deficit(along / relaxation, curve / relaxation, wrap)
+        return 1.0 - deficit / wrap, -slope / (relaxation * wrap)
+    if law.law == LAW_GMS:
+        # element k develops fully at x_k = g / sigma_k, at phi_k: curve phi^2 + along phi = x_k
+        deficit = 0.0
+        slope = 0.0
+        weights = 0.0
+        for k in range(law.gms_count):
+            full = g / law.gms_stiffness[k]
+            reach = 2.0 * full / (along + math.sqrt(along * along + 4.0 * curve * full))
+            u = min(reach, wrap)
+            weight = law.gms_weight[k]
+            deficit += weight * (u - (0.5 * along * u * u + curve * u * u * u / 3.0) / full)
+            slope -= weight * 0.5 * u * u / full
+            weights += weight
+        return 1.0 - deficit / (weights * wrap), -slope / (weights * wrap)
+    return 1.0, 0.0
+
+
+@njit(cache=True, inline="always")
+def slip_coefficient(law, mu, slip, belt_speed, creep, radius, wrap, curve):
     """Friction coefficient mu_s at gross slip ``slip`` [m/s] (odd in it) and its derivative:
     the law's steady velocity dependence (module docstring). The Stribeck laws (LuGre, GMS)
     take their curve at the speed the belt slides over the pulley's sliding arc, the gross
     slip plus the creep ``creep`` [m/s]: on that arc the belt's strain changes between its
     spans' while it runs on, at |v| |T_t - T_s| / EA relative to the pulley [Firbank 1970],
     already beyond the Stribeck velocity in a loaded drive, so that the arc holds the
-    kinetic coefficient, not the static one, as the discretized belt's nodes find."""
+    kinetic coefficient, not the static one, as the discretized belt's nodes find. The state
+    laws (Dahl, LuGre, GMS) develop that coefficient over the distance the belt slides on
+    the wrap (:func:`developed_share`: the pulley's ``radius``, ``wrap`` and the creep's
+    ``curve``)."""
     v = abs(slip)
     sign = 1.0 if slip >= 0.0 else -1.0
     if law.law == LAW_TANH or law.law == LAW_CREEP_POLYNOMIAL:
@@ -399,11 +488,15 @@ def slip_coefficient(law, mu, slip, belt_speed, creep):
     vt = STICK_VELOCITY / 4.0
     th = tanh(v / vt)
     dth = (1.0 - th * th) / vt
+    along_rate = radius / max(abs(belt_speed), ARC_SPEED_FLOOR)  # d along / d|slip|
     if law.law == LAW_LUGRE or law.law == LAW_GMS:
         g, dg = stribeck_with_slope(law, mu, v + creep)
+        eta, deta = developed_share(law, g, v * along_rate, curve, wrap)
+        coef, dcoef = g * eta, dg * eta + g * deta * along_rate
         extra = law.lugre_viscous * slip if law.law == LAW_LUGRE else 0.0
-        return sign * g * th + extra, dg * th + g * dth + (law.lugre_viscous if law.law == LAW_LUGRE else 0.0)
-    return sign * mu * th, mu * dth
+        return sign * coef * th + extra, dcoef * th + coef * dth + (law.lugre_viscous if law.law == LAW_LUGRE else 0.0)
+    eta, deta = developed_share(law, mu, v * along_rate, curve, wrap)
+    return sign * mu * eta * th, mu * (deta * along_rate * th + eta * dth)
 
 
 # ------------------------------------------------------------------------------------ the parts
@@ -490,6 +583,8 @@ def predict_belt(p, lb, s, w, dt):
         s.release[j] = release
         w.tension_start[j] = w.tension[j]
         w.creep_speed[j] = abs(s.flow[j]) * abs(w.tension[j] - w.tension[i]) / ea
+        w.arc_curve[j] = (p.pulleys[j].effective_mu * p.pulleys[j].radius
+                          * max(w.tension[i] - w.centrifugal[i], 0.0) / (2.0 * ea))
     per_content = 1.0 / (th * dt)  # a content change D - D0 acts as a flow (D - D0) / (theta dt)
     for j in range(n):
         g = w.spring_length[j]
@@ -699,7 +794,8 @@ def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
         stretch = w.spring_length[i] / s.content[i]  # 1 + eps_(j-1)
         speed = s.flow[j] * stretch
         slip = speed - pulley.radius * w.free_speed[j] - gain * (w.tension[j] - w.tension[i])
-        mu, dmu = slip_coefficient(law, pulley.effective_mu, slip, speed, w.creep_speed[j])
+        mu, dmu = slip_coefficient(law, pulley.effective_mu, slip, speed, w.creep_speed[j], pulley.radius, w.wrap[j],
+                                   w.arc_curve[j])
         e = np.exp(0.5 * w.wrap[j] * mu)
         w.slip_slope[j] = w.wrap[j] * dmu
         b[j] = t_in * e - t_out / e
@@ -793,15 +889,15 @@ def keep_slips(p, s, w, dt, dpsi):
 
 
 @njit(cache=True)
-def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, speed, gain, creep, guess):
+def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, speed, gain, creep, curve, guess):
     """Flow q [m/s] onto one pulley solving its end-of-step capstan equation with its
     neighbours' flows and the arm held (:func:`relax_step`):
 
         (T_out(q) - c) exp(-h/2) - (T_in(q) - c) exp(h/2) = 0,   h = theta mu_s(v_slip(q)),
 
     ``T_out = t_out0 - a_out q``, ``T_in = t_in0 + a_in q``, the gross slip
-    ``v_slip = q stretch - r speed - gain (T_out - T_in)``, ``creep`` the sliding arc's
-    (:func:`slip_coefficient`). The residual decreases in q:
+    ``v_slip = q stretch - r speed - gain (T_out - T_in)``, ``creep`` and ``curve`` the sliding
+    arc's (:func:`slip_coefficient`). The residual decreases in q:
     Newton's method from ``guess``, kept inside the bracket of the points evaluated (widening
     it until the root is enclosed)."""
     dv = stretch + gain * (a_out + a_in)  # d v_slip / d q
@@ -813,7 +909,7 @@ def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, spee
         t_out = t_out0 - a_out * x
         t_in = t_in0 + a_in * x
         v = x * stretch - r * speed - gain * (t_out - t_in)
-        m, dm = slip_coefficient(law, mu, v, x * stretch, creep)
+        m, dm = slip_coefficient(law, mu, v, x * stretch, creep, r, theta, curve)
         e = np.exp(0.5 * theta * m)
         residual = (t_out - c) / e - (t_in - c) * e
         slope = -a_out / e - a_in * e - 0.5 * theta * dm * dv * ((t_out - c) / e + (t_in - c) * e)
@@ -864,7 +960,7 @@ def relax_step(p, s, w, dt, psi0, rate0, moment0):
             t_in0 = w.predicted[i] + w.coupling[i] * dpsi - w.compliance[i] * s.flow[i]
             q = capstan_flow(law, pulley.effective_mu, w.wrap[j], pulley.radius, w.compliance[j], w.compliance[i],
                              t_out0, t_in0, w.centrifugal[i], w.spring_length[i] / s.content[i], w.free_speed[j],
-                             gain, w.creep_speed[j], s.flow[j])
+                             gain, w.creep_speed[j], w.arc_curve[j], s.flow[j])
             change = max(change, abs(q - s.flow[j]))
             s.flow[j] = q
         if t >= 0:
