@@ -281,9 +281,7 @@ def implicit_friction(law, mu, normal, free_slip, belt_speed, state, work, mass,
     ``dt FORCE_TOLERANCE mu N`` by the law's :func:`curvature_bound`, without evaluating the
     law there (or when the step is within 1e-9 of the slip by the observed contraction,
     :func:`newton_converged`). From the warm start that is the second step for almost every
-    contact (2.03 evaluations per contact on the built-in drive; the slip test alone took a
-    third for one in eight, 2.13, and its exit branch mispredicted): 6.6-6.9 -> 6.2 us per
-    150-element step with the creep polynomial, 7.8 -> 7.3 us with tanh.
+    contact, where a test on the slip alone took a third for one in eight.
 
     Bristle law: the elastic predictor is solved exactly, then capped at mu N (return
     mapping). State laws: :func:`implicit_state_friction`.
@@ -460,8 +458,7 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
     It stops where the residual is within ``dt FORCE_TOLERANCE mu N`` (the states of that
     slip are at hand then), or where the Newton step is within 1e-10 of the slip. The
     residual test ends most contacts at their third evaluation, not a fourth that only
-    stored the states of a slip the third's step had confirmed (LuGre 3.28 -> 2.98
-    evaluations per contact, 11.2 -> 10.4 us per 150-element step).
+    stored the states of a slip the third's step had confirmed.
 
     Dahl and LuGre also stop at the end of a Newton step, unevaluated, where the residual
     left there is within that tolerance by the convergence observed: Newton's error squares
@@ -473,9 +470,7 @@ def implicit_state_friction(law, mu, normal, free_slip, state, work, mass, dt, g
     it (fmu_tests/test_friction_laws.py checks both). Only between slips of one direction,
     on either side of the last step as well, where the laws are smooth (a reversal is a kink
     in |v|). That spares the third evaluation, which only confirmed a slip the second's
-    step had found and stored its states: LuGre 2.92 -> 2.13 evaluations per contact on the
-    built-in drive, Dahl 2.83 -> 2.02; a 150-element step with LuGre 8.6-8.7 -> 8.1 us
-    (bench_model, one core). GMS keeps evaluating: its elements switch between
+    step had found and stored its states. GMS keeps evaluating: its elements switch between
     sticking and slipping within a step of the slip, and it ends at 2.0 evaluations anyway.
 
     Convergence is tested on the Newton step before the bracket is: a root found to the last
@@ -669,10 +664,8 @@ def pulley_contacts(w, j):
 def interleaved_sweep(law) -> bool:
     """Whether :func:`friction_impulses` sweeps the contacts of law code ``law`` in rounds
     across the pulleys: for the laws whose solve iterates on a chain of exp and divisions
-    (Dahl, LuGre), whose contacts the processor then overlaps. bench_model at 150 elements
-    (one core, paired, two rounds; s per simulated s): LuGre 0.405 -> 0.384-0.392, Dahl
-    0.293 -> 0.285-0.289; the rounds' bookkeeping cost the others more than it gained them
-    (bristle 0.199-0.200 -> 0.206-0.209, GMS 0.284-0.287 -> 0.295)."""
+    (Dahl, LuGre), whose contacts the processor then overlaps; for the others the rounds'
+    bookkeeping costs more than it gains."""
     return law == LAW_DAHL or law == LAW_LUGRE
 
 
@@ -834,9 +827,7 @@ def coupled_velocity_friction(p, s, w, crank, inv_m, dt, resolved):
     their law at the end-of-step slip by up to 0.46 mu N with tanh, and the slips it kept
     were up to 1e-3 m/s (tanh) and 4e-4 m/s (creep polynomial) off the end-of-step state's,
     although the mean outputs over 0.1 s agree within 2e-4 (hub loads, span tensions:
-    2e-5). And it waited for each contact's solve in turn: bench_model at 150
-    elements, one core, paired: 5.1-5.3 -> 4.6 us per step with tanh, 4.7-4.9 -> 4.3-4.4 with
-    the creep polynomial (2026-11-27).
+    2e-5). And it waited for each contact's solve in turn, which the batch does not.
 
     Two pulleys never share a node (the layout keeps their cord circles apart), so no
     node's two contacts wait for each other either.
