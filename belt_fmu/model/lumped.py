@@ -423,7 +423,8 @@ def relaxation_deficit(a, c, wrap):
     return deficit, -(1.0 - end - a * deficit) / (2.0 * c)
 
 
-@njit(cache=True, inline="always")
+# compiled apart, not inlined: both capstan solves call it, and only for the state laws
+@njit(cache=True)
 def developed_share(law, g, along, curve, wrap):
     """(eta, d eta/d along): the share of a state law's steady coefficient ``g`` that the belt
     develops on average over a wrap of ``wrap`` [rad] in steady sliding, 1 for the other laws.
