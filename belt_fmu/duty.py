@@ -27,13 +27,13 @@ that reads a layout (discretized, lumped, the static design chain) sees the same
 """
 from __future__ import annotations
 
-import csv
 import dataclasses
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
 from .model.inputs import LOAD_TORQUE_RANGE, RPM_RANGE
+from .signals import csv_rows
 from .units import RPM
 
 LOADED_ROLES = ("accessory", "water_pump")
@@ -189,34 +189,30 @@ def read_duty_csv(path, layout) -> DutyCycle:
     comment line. DutyError names the file, line, field and value of a problem."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        rows = csv_rows(path)
     except FileNotFoundError:
         raise DutyError(f"{path}: no such duty-cycle file") from None
     except (OSError, UnicodeDecodeError) as err:
         raise DutyError(f"{path}: cannot read the duty-cycle file: {err}") from None
-    lines = [(k + 1, line) for k, line in enumerate(text.splitlines())
-             if line.strip() and not line.lstrip().startswith("#")]
-    if not lines:
+    if not rows:
         raise DutyError(f"{path}: empty; a header row (name,engine_speed_rpm,...) and one row per point expected")
-    reader = csv.reader([line for _, line in lines])
-    rows = list(reader)
-    header = [h.strip() for h in rows[0]]
+    header_line, header = rows[0][0], [h.strip() for h in rows[0][1]]
     if "engine_speed_rpm" not in header:
-        raise DutyError(f"{path} line {lines[0][0]}: engine_speed_rpm: missing column; the header needs "
+        raise DutyError(f"{path} line {header_line}: engine_speed_rpm: missing column; the header needs "
                         f"engine_speed_rpm (and optionally {', '.join(k for k in KEYS if k != 'engine_speed_rpm')} "
                         "and load columns)")
     repeated = sorted({h for h in header if header.count(h) > 1})
     if repeated:
-        raise DutyError(f"{path} line {lines[0][0]}: column {repeated[0]!r} repeated")
+        raise DutyError(f"{path} line {header_line}: column {repeated[0]!r} repeated")
     points = []
-    for k, (row, (number, _)) in enumerate(zip(rows[1:], lines[1:])):
+    for k, (number, row) in enumerate(rows[1:]):
         where = f"{path} line {number}"
         if len(row) != len(header):
             raise DutyError(f"{where}: {len(row)} fields, the header has {len(header)}")
         points.append(_point(layout, where, dict(zip(header, (c.strip() for c in row))), k))
     for column in header:  # an unknown column is refused even with every cell empty
         if column not in KEYS and column not in _columns(layout):
-            raise DutyError(f"{path} line {lines[0][0]}: {column}: {_load_problem(layout, column)}")
+            raise DutyError(f"{path} line {header_line}: {column}: {_load_problem(layout, column)}")
     return _cycle(points, str(path))
 
 

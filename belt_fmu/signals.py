@@ -81,16 +81,23 @@ def _signal(spec, value: str, text: str) -> Signal:
                   f"{path} ({len(times)} rows, t = {times[0]:g} to {times[-1]:g} s, linear)")
 
 
+def csv_rows(path: Path) -> list[tuple[int, list[str]]]:
+    """(line number, cells) of each row of the CSV file ``path``, read as UTF-8 with or without
+    the byte-order mark a spreadsheet writes; blank rows and rows whose first cell starts
+    with ``#`` (comments) left out. Raises OSError or UnicodeDecodeError."""
+    text = Path(path).read_text(encoding="utf-8-sig")
+    return [(number, row) for number, row in enumerate(csv.reader(text.splitlines()), 1)
+            if row and not row[0].lstrip().startswith("#") and any(cell.strip() for cell in row)]
+
+
 def read_table(path: Path, spec, where: str) -> tuple[np.ndarray, np.ndarray]:
     """The (time, value) columns of the CSV file ``path`` for the input ``spec``, checked:
     two numeric columns, at least one row, finite values, times strictly increasing, the
     values in the input's range, header units (if any) ``s`` and the input's."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        rows = csv_rows(path)
     except (OSError, UnicodeDecodeError) as err:
         raise SignalError(f"{where}: cannot read {path}: {getattr(err, 'strerror', None) or err}") from None
-    rows = [(number, row) for number, row in enumerate(csv.reader(text.splitlines()), 1)
-            if row and not row[0].lstrip().startswith("#") and any(cell.strip() for cell in row)]
     if rows and not _numeric(rows[0][1][0]):
         _check_header(rows.pop(0)[1], path, spec, where)
     times, values = [], []

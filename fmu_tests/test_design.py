@@ -227,12 +227,21 @@ def test_tensioner_position_table_against_the_arm_geometry():
 # ------------------------------------------------------------------------------- duty cycle
 def test_duty_csv_and_layout_tables(tmp_path):
     """Columns by pulley name; power becomes P / omega at the pulley's speed; shares normalized;
-    [[duty_points]] read the same way."""
+    [[duty_points]] read the same way. A spreadsheet's CSV (a UTF-8 byte-order mark, Windows
+    line ends, an empty row) reads as the plain file; the line numbers errors give are the
+    file's."""
     layout = load_layout()
     path = tmp_path / "duty.csv"
-    path.write_text("# a comment\nname,engine_speed_rpm,time_share,alternator1_power_kW,water_pump_torque_Nm\n"
-                    "idle,650,3,1.5,\ncruise,1500,1,,4\n")
+    text = ("# a comment\nname,engine_speed_rpm,time_share,alternator1_power_kW,water_pump_torque_Nm\n"
+            "idle,650,3,1.5,\ncruise,1500,1,,4\n")
+    path.write_text(text)
     cycle = read_duty_csv(path, layout)
+    spreadsheet = tmp_path / "excel.csv"
+    spreadsheet.write_bytes(("\ufeff" + text.replace("\n", "\r\n") + ",,,,\r\n").encode("utf-8"))
+    assert read_duty_csv(spreadsheet, layout).points == cycle.points
+    spreadsheet.write_bytes(("\ufeff" + text + "rated,2300,1,x,\n").encode("utf-8"))
+    with pytest.raises(DutyError, match=r"excel\.csv line 5: alternator1_power_kW"):
+        read_duty_csv(spreadsheet, layout)
     idle, cruise = cycle.points
     assert (idle.time_share, cruise.time_share) == (0.75, 0.25)
     omega = 650 * RPM * cord_radii(layout)[0] / cord_radii(layout)[2]
