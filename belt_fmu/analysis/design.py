@@ -108,22 +108,14 @@ class StaticPoint:
 def hub_forces(path, tension, centrifugal: float) -> np.ndarray:
     """(p, 2) [N] force of the belt on each pulley: its two spans pulling along their lines with
     ``T - m'v^2``."""
-    p = path.n_pulleys
-    forces = np.zeros((p, 2))
-    for j in range(p):
-        back = path.departure_point((j - 1) % p) - path.arrival_point(j)
-        ahead = path.arrival_point((j + 1) % p) - path.departure_point(j)
-        forces[j] = ((tension[j - 1] - centrifugal) * back / np.hypot(*back)
-                     + (tension[j] - centrifugal) * ahead / np.hypot(*ahead))
-    return forces
+    return np.array([path.hub_force(j, tension[j - 1] - centrifugal, tension[j] - centrifugal)
+                     for j in range(path.n_pulleys)])
 
 
 def _arm_moment(layout, path, tension, centrifugal: float) -> float:
     """Moment [N m, CCW] of the belt's hub load on the tensioner pulley about the pivot."""
     t = layout.tensioner_index
-    force = hub_forces(path, tension, centrifugal)[t]
-    r = path.centers[t] - np.asarray(layout.tensioner.pivot_m, dtype=float)
-    return float(r[0] * force[1] - r[1] * force[0])
+    return path.hub_moment(t, layout.tensioner.pivot_m, tension[t - 1] - centrifugal, tension[t] - centrifugal)
 
 
 def load_torques(layout, crank_speed: float, parameters=None) -> np.ndarray:

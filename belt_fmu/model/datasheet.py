@@ -130,11 +130,7 @@ def unit_hub_moment(centers, radii, senses, tensioner: int, pivot) -> float:
     p, t = path.n_pulleys, tensioner
     if not (np.isfinite(path.depart_angle[(t - 1) % p]) and np.isfinite(path.depart_angle[t])):
         return math.nan
-    u_in = path.departure_point((t - 1) % p) - path.arrival_point(t)
-    u_out = path.arrival_point((t + 1) % p) - path.departure_point(t)
-    force = u_in / np.hypot(*u_in) + u_out / np.hypot(*u_out)
-    r = path.centers[t] - np.asarray(pivot, float)
-    return float(r[0] * force[1] - r[1] * force[0])
+    return path.hub_moment(t, pivot, 1.0, 1.0)
 
 
 def balanced_nominal_angle(tensioner: dict, pretension: float, moment: float) -> float:

@@ -131,6 +131,22 @@ class BeltPath:
     def arrival_point(self, j: int) -> np.ndarray:
         return self.point(j, self.arrive_angle[j])
 
+    def hub_force(self, j: int, tension_in: float, tension_out: float) -> np.ndarray:
+        """Force [N] of the belt on pulley j: its two spans pulling along their lines from the
+        tangent points, span j - 1 with ``tension_in`` and span j with ``tension_out``
+        ([Scania thesis] eqs. 12.23-12.24; tensions less the centrifugal part m'v^2, which
+        the wrap's own inertia carries: docs/references.md R4)."""
+        back = self.departure_point((j - 1) % self.n_pulleys) - self.arrival_point(j)
+        ahead = self.arrival_point((j + 1) % self.n_pulleys) - self.departure_point(j)
+        return tension_in * back / np.hypot(*back) + tension_out * ahead / np.hypot(*ahead)
+
+    def hub_moment(self, j: int, pivot, tension_in: float, tension_out: float) -> float:
+        """Moment [N m, CCW] about ``pivot`` of the belt's force on pulley j
+        (:meth:`hub_force`): for the tensioner, about its arm's pivot."""
+        force = self.hub_force(j, tension_in, tension_out)
+        r = self.centers[j] - np.asarray(pivot, dtype=float)
+        return float(r[0] * force[1] - r[1] * force[0])
+
     def segments(self):
         """The path as (kind, data, length) pieces in travel order, starting with the wrap
         of pulley 0 at its arrival point: ("arc", j, length) or ("line", (p, q), length)."""

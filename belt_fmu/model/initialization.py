@@ -270,14 +270,7 @@ class DriveGeometry:
         ([Scania thesis] eqs. 12.23-12.24, with the centrifugal term of docs/references.md R4)."""
         t = self.tensioner
         path = self.loaded_path(arm_angle, span_tension, centrifugal)
-        p = path.n_pulleys
-        arrive, depart = path.arrival_point(t), path.departure_point(t)
-        u_in = path.departure_point((t - 1) % p) - arrive
-        u_out = path.arrival_point((t + 1) % p) - depart
-        force = ((span_tension[t - 1] - centrifugal) * u_in / np.hypot(*u_in)
-                 + (span_tension[t] - centrifugal) * u_out / np.hypot(*u_out))
-        r = path.centers[t] - self.pivot
-        return float(r[0] * force[1] - r[1] * force[0])
+        return path.hub_moment(t, self.pivot, span_tension[t - 1] - centrifugal, span_tension[t] - centrifugal)
 
 
 def solve_rest_length(geom: DriveGeometry, pretension: float) -> float:
