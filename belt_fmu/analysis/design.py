@@ -52,6 +52,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..model.geometry import BeltPath
+from ..model.layout_checks import steady_loads
 from ..model.tensioner import spring_torque
 from .operating_point import capstan
 from .rotational import arm_geometry, path_at
@@ -118,19 +120,13 @@ def _arm_moment(layout, path, tension, centrifugal: float) -> float:
     return path.hub_moment(t, layout.tensioner.pivot_m, tension[t - 1] - centrifugal, tension[t] - centrifugal)
 
 
-def load_torques(layout, crank_speed: float, parameters=None) -> np.ndarray:
+def load_torques(layout, crank_speed: float) -> np.ndarray:
     """(p,) [N m] steady load torque of every pulley at ``crank_speed`` [rad/s]: bearing drag and
-    the layout's loads (:func:`belt_fmu.model.drive.steady_load_torques`); the crank's is
+    the layout's loads (:func:`belt_fmu.model.layout_checks.steady_loads`); the crank's is
     minus the sum of the others (it drives them)."""
-    from ..model.drive import steady_load_torques
-    from ..model.parameters import translate
-
-    if parameters is None:
-        parameters = translate(layout)[0]
-    radii = parameters.pulleys["radius"]
+    radii = BeltPath.from_layout(layout).radii
     crank = layout.crank_index
-    speeds = abs(crank_speed) * radii[crank] / radii
-    torques = steady_load_torques(parameters, speeds, 0.0)
+    torques = steady_loads(layout, abs(crank_speed))
     torques[crank] = -float(np.sum(np.delete(torques, crank) * radii[crank] / np.delete(radii, crank)))
     return torques
 
@@ -172,7 +168,7 @@ def nominal_point(layout, crank_speed: float) -> StaticPoint:
     from ..model.parameters import translate
 
     parameters = translate(layout)[0]
-    torques = load_torques(layout, crank_speed, parameters)
+    torques = load_torques(layout, crank_speed)
     psi = None
     if layout.tensioner is not None:
         psi = arm_geometry(layout)[2]
@@ -211,7 +207,7 @@ def elastic_point(layout, crank_speed: float) -> StaticPoint:
 
     lumped = _lumped_layout(layout)
     drive = LumpedDrive(lumped)
-    torques = load_torques(lumped, crank_speed, drive.parameters)
+    torques = load_torques(lumped, crank_speed)
     psi, tension = drive.steady_state(abs(crank_speed), 0.0)
     return _finish(lumped, drive.parameters, ELASTIC, crank_speed, float(psi) if layout.tensioner else None,
                    tension, torques)

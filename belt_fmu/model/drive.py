@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from .friction import implicit_friction
+from .layout_checks import steady_load_torque
 from .tensioner import arm_pulley_center
 
 #: One row per pulley, in belt travel order.
@@ -125,19 +126,18 @@ def accelerate_pulleys(p, s, w, dt, water_pump_torque):
 
 def steady_load_torques(parameters, speeds, water_pump_torque: float, port_torque=None) -> np.ndarray:
     """Load torque of every pulley [N m] running steadily at ``speeds`` [rad/s], against its
-    rotation: bearing loss (viscous and Coulomb), the water-pump input, the pulleys' inputs ``port_torque`` (p,)
-    and the accessory tables (0 for the crank, which drives)."""
+    rotation: bearing loss and accessory table (:func:`belt_fmu.model.layout_checks.steady_load_torque`),
+    the water-pump input and the pulleys' inputs ``port_torque`` (p,) (0 for the crank, which drives)."""
     roles = parameters.roles[0]
     torques = np.zeros(len(speeds))
     for j, pulley in enumerate(parameters.pulleys):
         if j == roles["crank"]:
             continue
-        torques[j] = pulley["bearing_damping"] * speeds[j] + pulley["bearing_friction"]
+        table = parameters.load_table[pulley["table_start"]:pulley["table_stop"]]
+        torques[j] = steady_load_torque(speeds[j], pulley["bearing_damping"], pulley["bearing_friction"],
+                                        table[:, 0], table[:, 1])
         if port_torque is not None:
             torques[j] += port_torque[j]
         if j == roles["water_pump"]:
             torques[j] += water_pump_torque
-        if pulley["table_stop"] > pulley["table_start"]:
-            torques[j] += table_torque(parameters.load_table, pulley["table_start"], pulley["table_stop"],
-                                       abs(speeds[j]))
     return torques

@@ -111,11 +111,23 @@ def _segments_cross(p1, q1, p2, q2) -> bool:
 CHECK_CRANK_SPEED = 800.0 * math.pi / 30.0
 
 
+def steady_load_torque(speed: float, damping: float, friction: float, table_speeds=None, table_torques=None) -> float:
+    """Load torque [N m] against the rotation of a pulley running steadily at ``speed``
+    [rad/s]: its bearing's viscous and Coulomb loss, ``damping speed + friction``, and its
+    torque table (``table_speeds``, ``table_torques``; None: none) at ``|speed|``, linear and
+    held at its ends as the kernels' belt_fmu.model.drive.table_torque. Plain numpy, so that
+    loading a layout (:func:`steady_loads`) compiles no kernel; the roles' loads (water pump,
+    ports) are the callers'."""
+    torque = damping * speed + friction
+    if table_speeds is not None and len(table_speeds) > 0:
+        torque += float(np.interp(abs(speed), table_speeds, table_torques))
+    return torque
+
+
 def steady_loads(layout, crank_speed: float, water_pump_torque: float = 0.0) -> np.ndarray:
     """Load torque [N m] of every pulley (0 for the crank) running steadily without slip at
-    the crank speed ``crank_speed`` [rad/s]: bearing damping and friction, the torque table
-    (linear, held at its ends: as belt_fmu.model.drive.table_torque) and the water-pump
-    torque; each pulley turns at ``crank_speed r_crank / r_j`` (cord radii)."""
+    the crank speed ``crank_speed`` [rad/s] (:func:`steady_load_torque`, plus the water-pump
+    torque); each pulley turns at ``crank_speed r_crank / r_j`` (cord radii)."""
     path = BeltPath.from_layout(layout)
     crank = layout.crank_index
     torques = np.zeros(len(layout.pulleys))
@@ -123,9 +135,8 @@ def steady_loads(layout, crank_speed: float, water_pump_torque: float = 0.0) -> 
         if j == crank:
             continue
         speed = crank_speed * path.radii[crank] / path.radii[j]
-        torques[j] = pulley.bearing_damping_Nms_per_rad * speed + pulley.bearing_friction_torque_Nm
-        if pulley.torque_table_Nm is not None:
-            torques[j] += float(np.interp(speed, pulley.torque_table_speed_rad_per_s, pulley.torque_table_Nm))
+        torques[j] = steady_load_torque(speed, pulley.bearing_damping_Nms_per_rad, pulley.bearing_friction_torque_Nm,
+                                        pulley.torque_table_speed_rad_per_s, pulley.torque_table_Nm)
         if pulley.role == "water_pump":
             torques[j] += water_pump_torque
     return torques
