@@ -26,7 +26,7 @@ from belt_fmu.postprocess import drive_polygon_frequency, polygon_filter
 from belt_fmu.simulation import simulate
 from belt_fmu.units import RPM
 
-from conftest import two_pulley_text
+from conftest import FRICTION, two_pulley_text
 
 RADIUS = 0.1  # two-pulley cord radius [m]
 CRANK = 100.0  # [rad/s]
@@ -228,8 +228,6 @@ def slip_onset(law: str, ratio: float, model: str) -> float:
     """The load [N m] at which the driven pulley of the two-pulley poly-V drive (mu 0.3, 40 deg
     groove) slips grossly (speed loss > 2 %) under a load ramp of 50 N m/s from 85 N m in
     1 ms steps; a Stribeck law's static coefficient ``ratio`` times the kinetic one."""
-    from conftest import FRICTION
-
     from belt_fmu.layout import load_layout_text
 
     friction = (STRIBECK.format(law=law, ratio=ratio) if law in ("lugre", "gms")
@@ -268,6 +266,21 @@ def test_slip_onset_agrees_with_the_discretized_model(law, ratio):
     assert lumped == pytest.approx(slip_onset(law, ratio, "discretized"), rel=0.03)
     if law in ("lugre", "gms", "dahl"):
         assert lumped < 114.6  # below the kinetic capstan limit: the wrap's friction is not all developed
+
+
+@pytest.mark.parametrize("law", ["dahl", "lugre", "gms"])
+def test_a_wrap_that_slides_nowhere_develops_no_state_law_friction(law):
+    """lumped.developed_share without gross slip and with a slack entry (nothing slid on the
+    wrap): no share of the coefficient, eta = 0 (to rounding), and a finite slope (the GMS
+    elements' reach was 0 / 0 there); with a slide of many relaxation lengths nearly all."""
+    from belt_fmu.layout import load_layout_text
+    from belt_fmu.model.parameters import translate
+
+    layout = load_layout_text(two_pulley_text(law="tanh").replace(FRICTION["tanh"], f'law = "{law}"'), "<two>")
+    friction = translate(layout)[0].friction[0]
+    eta, slope = lumped.developed_share(friction, 0.5, 0.0, 0.0, math.pi)
+    assert abs(eta) < 1e-12 and math.isfinite(slope) and slope > 0.0
+    assert lumped.developed_share(friction, 0.5, 1.0, 0.0, math.pi)[0] > 0.99
 
 
 @pytest.mark.parametrize("adhesion, leaving, wrap", [(442.0, 678.0, 2.5), (678.0, 393.0, 2.5), (400.0, 401.0, 1.0),

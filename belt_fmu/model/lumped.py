@@ -459,8 +459,8 @@ def developed_share(law, g, along, curve, wrap):
         weights = 0.0
         for k in range(law.gms_count):
             full = g / law.gms_stiffness[k]
-            reach = 2.0 * full / (along + math.sqrt(along * along + 4.0 * curve * full))
-            u = min(reach, wrap)
+            rate = along + math.sqrt(along * along + 4.0 * curve * full)
+            u = min(2.0 * full / rate, wrap) if rate > 0.0 else wrap  # nothing slid: the element never develops
             weight = law.gms_weight[k]
             deficit += weight * (u - (0.5 * along * u * u + curve * u * u * u / 3.0) / full)
             slope -= weight * 0.5 * u * u / full
@@ -496,8 +496,10 @@ def slip_coefficient(law, mu, slip, belt_speed, creep, radius, wrap, curve):
         coef, dcoef = g * eta, dg * eta + g * deta * along_rate
         extra = law.lugre_viscous * slip if law.law == LAW_LUGRE else 0.0
         return sign * coef * th + extra, dcoef * th + coef * dth + (law.lugre_viscous if law.law == LAW_LUGRE else 0.0)
-    eta, deta = developed_share(law, mu, v * along_rate, curve, wrap)
-    return sign * mu * eta * th, mu * (deta * along_rate * th + eta * dth)
+    if law.law == LAW_DAHL:
+        eta, deta = developed_share(law, mu, v * along_rate, curve, wrap)
+        return sign * mu * eta * th, mu * (deta * along_rate * th + eta * dth)
+    return sign * mu * th, mu * dth
 
 
 # ------------------------------------------------------------------------------------ the parts
