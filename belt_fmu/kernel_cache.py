@@ -160,8 +160,9 @@ def _locator_class():
 
 
 def install() -> None:
-    """Put this package's locator first in numba's list (once per process and package), and
-    make numba compile for :func:`default_level` unless the process chose its target (numba's
+    """Put this package's locator first in numba's list (once per process and package), make
+    cache saves take turns between processes (:func:`_take_turns_saving`), and make numba
+    compile for :func:`default_level` unless the process chose its target (numba's
     ``NUMBA_CPU_NAME``, or code compiled already)."""
     from numba.core import caching, config
 
@@ -170,8 +171,41 @@ def install() -> None:
         locator = _locator_class()
         locator._belt_fmu_root = PACKAGE_ROOT
         impl._locator_classes.insert(0, locator)
+        _take_turns_saving(caching.IndexDataCacheFile)
         if config.CPU_NAME is None and not _codegen_started():
             select_target(default_level(host_target()["features"]))
+
+
+#: the lock file in a kernel folder's subfolder that its cache saves take in turn
+SAVE_LOCK = ".save.lock"
+
+
+def _take_turns_saving(index_file_class) -> None:
+    """numba saves a kernel to its cache by reading the source file's index, adding the
+    kernel's entry and data file name, and writing both back: two processes saving kernels
+    of one source file at once (``belt-fmu build`` compiles in several) could each drop the
+    other's entry, or pair an entry with the other's data. Here a save first locks
+    :data:`SAVE_LOCK` in the folder (POSIX ``flock``; elsewhere, or where the lock cannot be
+    made, numba saves as it does)."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    if getattr(index_file_class, "_belt_fmu_locked", False):
+        return
+    numba_save = index_file_class.save
+
+    def save(self, key, data):
+        try:
+            lock = open(os.path.join(self._cache_path, SAVE_LOCK), "a")
+        except OSError:
+            return numba_save(self, key, data)
+        with lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            numba_save(self, key, data)
+
+    index_file_class.save = save
+    index_file_class._belt_fmu_locked = True
 
 
 def target_key() -> str:

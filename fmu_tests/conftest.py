@@ -63,6 +63,18 @@ bearing_damping_Nms_per_rad = 0.0
 {extra_pulleys}"""
 
 
+@pytest.fixture(scope="session", autouse=True)
+def kernels_compiled_at_once(request):
+    """On a machine without this code's kernels, build the FMU (:func:`fmu`) before the
+    first test: its build compiles the discretized and the lumped model in two processes at
+    once, and the tests then load them, instead of compiling them one after the other as
+    they meet them."""
+    from belt_fmu import kernel_cache
+
+    if not all(kernel_cache.is_compiled(part) for part in ("discretized", "lumped")):
+        request.getfixturevalue("fmu")
+
+
 @pytest.fixture(scope="session")
 def fmu(tmp_path_factory):
     """The FMU of the built-in layout, inputs starting at 800 rpm and 2 N m, built once per

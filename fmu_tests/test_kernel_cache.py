@@ -7,6 +7,7 @@ machine, and watch numba's compile events (``numba:compile``, raised only when a
 when it is loaded from a cache)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -203,3 +204,39 @@ def test_compiling_is_announced_with_an_estimate(part, monkeypatch, tmp_path):
     what, estimate = kernel_cache.PARTS[part]
     assert said[0] == f"compiling {what} for this machine, once: about {estimate:.0f} s"
     assert said[1].startswith(f"compiled {what} in ")
+
+
+def test_cache_saves_take_turns_between_processes(tmp_path):
+    """A kernel's cache save waits for the folder's save lock (another process saving a
+    kernel of the same source file: ``belt-fmu build`` compiles in several), then saves."""
+    import fcntl
+    import threading
+
+    from numba.core.caching import IndexDataCacheFile
+
+    cache = IndexDataCacheFile(str(tmp_path), "kernel", "stamp")
+    with open(tmp_path / kernel_cache.SAVE_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another open file: flock makes it wait as another process would
+        saver = threading.Thread(target=cache.save, args=(("signature",), "code"))
+        saver.start()
+        saver.join(0.5)
+        assert saver.is_alive(), "the save did not wait for the lock"
+        assert cache.load(("signature",)) is None
+    saver.join(30)
+    assert not saver.is_alive()
+    assert cache.load(("signature",)) == "code"
+
+
+def test_the_compile_groups_run_every_part_between_them():
+    """``belt-fmu build`` compiles precompile.GROUPS in separate processes: between them
+    they run every part one process runs, and a layout with inputs beyond crank_speed and
+    water_pump_torque has neither native step nor lumped model."""
+    from belt_fmu.layout import load_layout
+    from belt_fmu.model.precompile import GROUPS, compile_all, has_native_step
+
+    layout = load_layout()
+    assert sum((compile_all(layout, groups=(group,)) for group in GROUPS), []) == compile_all(layout)
+    assert compile_all(layout) == list(kernel_cache.PARTS)[:4]
+    torque_driven = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, crank_input="torque"))
+    assert has_native_step(layout) and not has_native_step(torque_driven)
+    assert compile_all(torque_driven, groups=("lumped",)) == []

@@ -8,10 +8,11 @@ start values. PythonFMU contributes its Python-facing module and its native wrap
 target machine needs a Python >= 3.10 with numpy and numba.
 
 The kernels are those of every model the FMU may run (:func:`belt_fmu.model.precompile.
-compile_all`), compiled (or found compiled) in the per-user kernel folder by a fresh process
-per target level, at once: the portable level :data:`belt_fmu.kernel_cache.PORTABLE_CPU`
-for any x86-64 machine with AVX2, and this machine's own processor where it has wider
-vectors (:func:`shipped_levels`). A host with the same
+compile_all`), compiled (or found compiled) in the per-user kernel folder by fresh
+processes at once, one per target level and group of kernels
+(:data:`belt_fmu.model.precompile.GROUPS`): the portable level
+:data:`belt_fmu.kernel_cache.PORTABLE_CPU` for any x86-64 machine with AVX2, and this
+machine's own processor where it has wider vectors (:func:`shipped_levels`). A host with the same
 Python and numba versions then loads them instead of compiling
 (:func:`belt_fmu.kernel_cache.use_shipped_kernels`). The modelDescription is completed
 (:mod:`belt_fmu.build.model_description`) and the FMU written atomically.
@@ -172,9 +173,9 @@ def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
 
 
 #: what a fresh process runs to compile a staged package's kernels for one target level
-#: (argv: stage, level, note, layout.json, "compile" or "record", inputs.json); "record" runs
-#: them again, all loaded from the kernel folder, and lists the cache files it loaded: those
-#: the FMU needs. The models start at the FMU's start inputs: a drive that cannot start there
+#: (argv: stage, level, note, layout.json, "compile" or "record", inputs.json, the groups of
+#: precompile.GROUPS joined by commas); "record" runs them again, all loaded from the kernel
+#: folder, and lists the cache files it loaded: those the FMU needs. The models start at the FMU's start inputs: a drive that cannot start there
 #: ends the process with status 3 and the reason (the FMU would fail to initialize)
 COMPILE_SCRIPT = """
 import json, logging, sys
@@ -200,7 +201,7 @@ from belt_fmu.model.system import DivergenceError
 starts = json.loads(open(sys.argv[6]).read())
 try:
     parts = compile_all(load_layout_data(json.loads(open(sys.argv[4]).read())), starts.get("crank_speed"),
-                        starts.get("water_pump_torque", 0.0))
+                        starts.get("water_pump_torque", 0.0), tuple(sys.argv[7].split(",")))
 except (InitializationError, DivergenceError) as err:
     print(json.dumps({"cannot_start": str(err)}))
     sys.exit(3)
@@ -223,33 +224,45 @@ def shipped_levels() -> tuple[str, ...]:
 
 
 def _run_levels(stage: Path, layout_json: Path, mode: str, levels: tuple[str, ...]) -> dict:
-    """COMPILE_SCRIPT for the target ``levels`` at once, each in a fresh process whose stderr
-    (the compile's announcements) goes to this one's; their results by level. Raises
+    """COMPILE_SCRIPT for the target ``levels``, in fresh processes whose stderr (the
+    compile's announcements) goes to this one's, as many at once as the machine has cores:
+    one per level and group of kernels (:data:`belt_fmu.model.precompile.GROUPS`) to
+    compile, one per level for all of them to record; their results by level. Raises
     InitializationError (or DivergenceError) when the model cannot start at the FMU's start
     inputs, as simulate would."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ..model.precompile import GROUPS
+
     notes = {"host": "", "portable": f" (portable {kernel_cache.PORTABLE_CPU} code, for other machines)"
              if len(levels) > 1 else ""}
-    runs = {level: subprocess.Popen([sys.executable, "-c", COMPILE_SCRIPT, str(stage), level, notes[level],
-                                     str(layout_json), mode, str(stage / INPUTS_RESOURCE)],
-                                    stdout=subprocess.PIPE, text=True)
-            for level in levels}
-    results = {level: run.communicate()[0] for level, run in runs.items()}
-    for level, run in runs.items():
-        if run.returncode == 3:
+    jobs = [(level, group) for group in (GROUPS if mode == "compile" else (",".join(GROUPS),)) for level in levels]
+
+    def run(job):
+        level, group = job
+        return subprocess.run([sys.executable, "-c", COMPILE_SCRIPT, str(stage), level, notes[level], str(layout_json),
+                               mode, str(stage / INPUTS_RESOURCE), group], stdout=subprocess.PIPE, text=True)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(len(jobs), os.cpu_count() or 1))) as pool:
+        finished = list(pool.map(run, jobs))
+    results = {}
+    for (level, _), done in zip(jobs, finished):
+        if done.returncode == 3:
             from ..model.initialization import InitializationError
 
-            reason = json.loads(results[level].splitlines()[-1])["cannot_start"]
+            reason = json.loads(done.stdout.splitlines()[-1])["cannot_start"]
             raise InitializationError(f"the FMU's model cannot start at its start inputs: {reason}")
-        if run.returncode != 0:
+        if done.returncode != 0:
             raise KernelCompileError(f"compiling the FMU's kernels for the {level} level failed (exit status "
-                                     f"{run.returncode}; its messages are above)")
-    return {level: json.loads(out.splitlines()[-1]) for level, out in results.items()}
+                                     f"{done.returncode}; its messages are above)")
+        results[level] = json.loads(done.stdout.splitlines()[-1])
+    return results
 
 
 def compile_kernels(stage: Path, layout_json: Path, target: Path) -> None:
     """Compile the kernels of the package staged in ``stage`` for the :func:`shipped_levels`
-    (each in a fresh process, at once, in the per-user kernel folder, where they stay for
-    this machine), then copy to ``target`` those a fresh process loads (numba also caches
+    (in fresh processes at once, :func:`_run_levels`, in the per-user kernel folder, where
+    they stay for this machine), then copy to ``target`` those a fresh process loads (numba also caches
     every callee, which a loaded entry carries compiled in), with their description
     :data:`belt_fmu.kernel_cache.SHIPPED_INFO`."""
     levels = shipped_levels()
