@@ -240,3 +240,20 @@ def test_the_compile_groups_run_every_part_between_them():
     torque_driven = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, crank_input="torque"))
     assert has_native_step(layout) and not has_native_step(torque_driven)
     assert compile_all(torque_driven, groups=("lumped",)) == []
+
+
+def test_no_kernel_is_compiled_for_a_constant_argument(fmu):
+    """numba compiles a kernel called from another kernel anew for each constant (literal)
+    argument value it is given: ``step`` compiled a second time for its ``resolved`` given
+    as ``True``, the state's view helpers once per table index. The kernel folder, after
+    the session's FMU build compiled both models, holds no kernel compiled for a literal
+    argument (numba's cache index lists each kernel's signatures)."""
+    import pickle
+
+    literal = []
+    for index in kernel_cache.kernel_folder().rglob("*.nbi"):
+        with open(index, "rb") as f:
+            pickle.load(f)  # numba's version
+            _, overloads = pickle.loads(f.read())
+        literal += [f"{index.name}: {key[0]}" for key in overloads if "Literal[" in str(key[0])]
+    assert not literal

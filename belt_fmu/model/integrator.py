@@ -352,7 +352,9 @@ def report(y, work, index_work, parameters, trial_y, trial_start, dt, crank_omeg
     valid_before = w.lists_valid_for[0]
     update_neighbour_lists(parameters, trial, w, dt)
     valid_for = w.lists_valid_for[0]
-    step(parameters, trial, w, dt, crank_omega, water_pump_torque, True)  # dt resolves the forces (communicate)
+    # dt resolves the forces (communicate chooses it so); np.bool_: a bool, where the
+    # constant True, a literal to numba, would compile step a second time
+    step(parameters, trial, w, dt, crank_omega, water_pump_torque, np.bool_(True))
     w.lists_valid_for[0] = valid_before
     evaluate_outputs(parameters, s, w, outputs)
     return valid_for

@@ -885,8 +885,9 @@ def keep_slips(p, s, w, dt, dpsi):
         a[j, i] -= gain * w.compliance[i]
         b[j] = (w.slip[j] + pulley.radius * w.free_speed[j]
                 + gain * (w.predicted[j] - w.predicted[i] + (w.coupling[j] - w.coupling[i]) * dpsi))
+    # np.bool_: a bool, where the constant False, a literal to numba, would compile the solve twice
     if solve_step_matrix(w.jacobian, w.newton, w.sweep_upper, w.sweep_pivot, w.corner_solution,
-                         w.border_solution, n, False):
+                         w.border_solution, n, np.bool_(False)):
         for j in range(n):
             s.flow[j] = b[j]
 
@@ -1081,7 +1082,7 @@ def finish_step(p, s, w, dt, psi0, rate0, psi):
     if p.roles[0].tensioner >= 0:
         s.arm[0] = psi
         s.arm[1] = 2.0 * (psi - psi0) / dt - rate0
-        update_geometry(p, s, w, False)
+        update_geometry(p, s, w, np.bool_(False))  # np.bool_: compiled once for both (place_geometry)
         arm_levers(p, s, w)
 
 
@@ -1265,7 +1266,7 @@ def place_geometry(y, work, so, wo, p, arm_angle, installed):
     ``w.reference_arrive``)."""
     s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
     s.arm[0] = arm_angle
-    update_geometry(p, s, w, True)
+    update_geometry(p, s, w, np.bool_(True))  # np.bool_: compiled once for both (step)
     if installed:
         for j in range(w.reference.shape[0]):
             w.reference[j] = w.depart[j]

@@ -154,19 +154,20 @@ def buffer_sizes(n, p, k):
 
 # One helper per rank: view i of a buffer, shaped by its row of the extents table. The
 # unpack functions below call them in table order; fmu_tests/test_state.py checks that the
-# views have the tables' shapes and tile their buffers.
-@njit(cache=True)
+# views have the tables' shapes and tile their buffers. Inlined: compiled apart, numba
+# compiled one for each constant i it was called with (31 of them).
+@njit(cache=True, inline="always")
 def _vector(buffer, starts, extents, i, n, p, k):
     return buffer[starts[i]:starts[i + 1]]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _matrix(buffer, starts, extents, i, n, p, k):
     return buffer[starts[i]:starts[i + 1]].reshape((_extent(extents[i, 0], n, p, k),
                                                     _extent(extents[i, 1], n, p, k)))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _block(buffer, starts, extents, i, n, p, k):
     return buffer[starts[i]:starts[i + 1]].reshape((_extent(extents[i, 0], n, p, k),
                                                     _extent(extents[i, 1], n, p, k),
