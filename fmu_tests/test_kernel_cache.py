@@ -232,13 +232,14 @@ def test_the_compile_groups_run_every_part_between_them():
     they run every part one process runs, and a layout with inputs beyond crank_speed and
     water_pump_torque has neither native step nor lumped model."""
     from belt_fmu.layout import load_layout
-    from belt_fmu.model.precompile import GROUPS, compile_all, has_native_step
+    from belt_fmu.model.inputs import has_native_step, input_specs
+    from belt_fmu.model.precompile import GROUPS, compile_all
 
     layout = load_layout()
     assert sum((compile_all(layout, groups=(group,)) for group in GROUPS), []) == compile_all(layout)
     assert compile_all(layout) == list(kernel_cache.PARTS)[:4]
     torque_driven = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, crank_input="torque"))
-    assert has_native_step(layout) and not has_native_step(torque_driven)
+    assert has_native_step(input_specs(layout)) and not has_native_step(input_specs(torque_driven))
     assert compile_all(torque_driven, groups=("lumped",)) == []
 
 

@@ -175,8 +175,9 @@ def _rewrite(packed: Path, final: Path, layout: Layout, data: dict) -> None:
 #: what a fresh process runs to compile a staged package's kernels for one target level
 #: (argv: stage, level, note, layout.json, "compile" or "record", inputs.json, the groups of
 #: precompile.GROUPS joined by commas); "record" runs them again, all loaded from the kernel
-#: folder, and lists the cache files it loaded: those the FMU needs. The models start at the FMU's start inputs: a drive that cannot start there
-#: ends the process with status 3 and the reason (the FMU would fail to initialize)
+#: folder, and lists the cache files it loaded: those the FMU needs. The models start at the
+#: FMU's start inputs: a drive that cannot start there ends the process with status 3 and
+#: the reason (the FMU would fail to initialize)
 COMPILE_SCRIPT = """
 import json, logging, sys
 sys.dont_write_bytecode = True  # nothing written into the staged package
@@ -262,8 +263,8 @@ def _run_levels(stage: Path, layout_json: Path, mode: str, levels: tuple[str, ..
 def compile_kernels(stage: Path, layout_json: Path, target: Path) -> None:
     """Compile the kernels of the package staged in ``stage`` for the :func:`shipped_levels`
     (in fresh processes at once, :func:`_run_levels`, in the per-user kernel folder, where
-    they stay for this machine), then copy to ``target`` those a fresh process loads (numba also caches
-    every callee, which a loaded entry carries compiled in), with their description
+    they stay for this machine), then copy to ``target`` those a fresh process loads (numba
+    also caches every callee, which a loaded entry carries compiled in), with their description
     :data:`belt_fmu.kernel_cache.SHIPPED_INFO`."""
     levels = shipped_levels()
     _run_levels(stage, layout_json, "compile", levels)

@@ -81,6 +81,13 @@ def port_input_name(pulley: str) -> str:
     return f"{pulley}_torque"
 
 
+def has_native_step(specs) -> bool:
+    """Whether a drive with the inputs ``specs`` (:func:`input_specs`) has a native step, and
+    so may run the lumped model: its inputs are crank_speed and water_pump_torque alone, the
+    native step's C function's (:class:`belt_fmu.model.system.NativeStep`)."""
+    return [spec.name for spec in specs] == ["crank_speed", "water_pump_torque"]
+
+
 def input_specs(layout) -> tuple[Input, ...]:
     """Every input of a drive with this layout, in the FMU's order: the crank's (speed or
     engine torque), the water pump's torque, then the accessories' load torques in belt

@@ -8,19 +8,13 @@ model with its own."""
 from __future__ import annotations
 
 from ..layout import LayoutError
-from .inputs import input_specs
+from .inputs import has_native_step, input_specs
 from .system import BeltDrive
 
 #: a crank speed [rad/s] and pump torque [N m] the drives are exercised at (any would do)
 SPEED, TORQUE = 80.0, 1.0
 #: the groups of kernels a process can compile on its own (:func:`compile_all`)
 GROUPS = ("discretized", "lumped")
-
-
-def has_native_step(layout) -> bool:
-    """Whether a drive of ``layout`` has a native step (and may run the lumped model): its
-    inputs are crank_speed and water_pump_torque alone (:class:`belt_fmu.model.system.NativeStep`)."""
-    return [spec.name for spec in input_specs(layout)] == ["crank_speed", "water_pump_torque"]
 
 
 def compile_all(layout, crank_speed: float | None = SPEED, water_pump_torque: float = TORQUE,
@@ -39,10 +33,10 @@ def compile_all(layout, crank_speed: float | None = SPEED, water_pump_torque: fl
         drive.advance(1e-4, None if drive.torque_driven_crank else start, water_pump_torque)
         drive.output_values
         parts.append("discretized")
-        if has_native_step(layout):
+        if has_native_step(input_specs(layout)):
             drive.native_step()
             parts.append("discretized native step")
-    if "lumped" in groups and has_native_step(layout):
+    if "lumped" in groups and has_native_step(input_specs(layout)):
         from .lumped_system import LumpedDrive
 
         try:

@@ -33,7 +33,7 @@ from ..units import RPM
 from . import initialization as init
 from .drive import steady_load_torques
 from .geometry import BeltPath
-from .inputs import check_inputs, input_specs
+from .inputs import check_inputs, has_native_step, input_specs
 from .integrator import (AVERAGE_DT, AVERAGE_TIME, AVERAGING, CONTROL_SIZE, CRANK_OMEGA, MAX_CRANK_OMEGA,
                          NOMINAL_DT, NOT_FINITE, OK, OUTPUT_DT, OUTPUTS_CURRENT, OVERSTRETCHED, RUNAWAY, STRAIN_LIMIT,
                          TRIAL_TAKEN, choose_bending_scheme, communicate, control_size,
@@ -490,10 +490,9 @@ class NativeStep:
     report_outputs = True
 
     def __init__(self, drive: BeltDrive):
-        names = [spec.name for spec in drive.inputs]
-        if names != ["crank_speed", "water_pump_torque"]:
+        if not has_native_step(drive.inputs):
             raise ValueError(f"the native step takes crank_speed and water_pump_torque; this drive's inputs are "
-                             f"{', '.join(names)}")
+                             f"{', '.join(spec.name for spec in drive.inputs)}")
         with kernel_cache.compiling("discretized native step", detect=False):
             from . import discretized_native
 
