@@ -124,9 +124,10 @@ def load_torques(layout, crank_speed: float) -> np.ndarray:
     """(p,) [N m] steady load torque of every pulley at ``crank_speed`` [rad/s]: bearing drag and
     the layout's loads (:func:`belt_fmu.model.layout_checks.steady_loads`); the crank's is
     minus the sum of the others (it drives them)."""
-    radii = BeltPath.from_layout(layout).radii
+    path = BeltPath.from_layout(layout)
+    radii = path.radii
     crank = layout.crank_index
-    torques = steady_loads(layout, abs(crank_speed))
+    torques = steady_loads(layout, abs(crank_speed), path=path)
     torques[crank] = -float(np.sum(np.delete(torques, crank) * radii[crank] / np.delete(radii, crank)))
     return torques
 

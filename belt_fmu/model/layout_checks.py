@@ -124,11 +124,12 @@ def steady_load_torque(speed: float, damping: float, friction: float, table_spee
     return torque
 
 
-def steady_loads(layout, crank_speed: float, water_pump_torque: float = 0.0) -> np.ndarray:
+def steady_loads(layout, crank_speed: float, water_pump_torque: float = 0.0, path=None) -> np.ndarray:
     """Load torque [N m] of every pulley (0 for the crank) running steadily without slip at
     the crank speed ``crank_speed`` [rad/s] (:func:`steady_load_torque`, plus the water-pump
-    torque); each pulley turns at ``crank_speed r_crank / r_j`` (cord radii)."""
-    path = BeltPath.from_layout(layout)
+    torque); each pulley turns at ``crank_speed r_crank / r_j`` (cord radii of ``path``, the
+    layout's BeltPath, built here when not given)."""
+    path = BeltPath.from_layout(layout) if path is None else path
     crank = layout.crank_index
     torques = np.zeros(len(layout.pulleys))
     for j, pulley in enumerate(layout.pulleys):

@@ -26,6 +26,7 @@ def compile_all(layout, crank_speed: float | None = SPEED, water_pump_torque: fl
     the parts run (kernel_cache.PARTS). InitializationError or DivergenceError if the
     discretized model cannot start there."""
     parts = []
+    native = has_native_step(input_specs(layout))
     if "discretized" in groups:
         drive = BeltDrive(layout)
         start = SPEED if crank_speed is None else crank_speed
@@ -33,10 +34,10 @@ def compile_all(layout, crank_speed: float | None = SPEED, water_pump_torque: fl
         drive.advance(1e-4, None if drive.torque_driven_crank else start, water_pump_torque)
         drive.output_values
         parts.append("discretized")
-        if has_native_step(input_specs(layout)):
+        if native:
             drive.native_step()
             parts.append("discretized native step")
-    if "lumped" in groups and has_native_step(input_specs(layout)):
+    if "lumped" in groups and native:
         from .lumped_system import LumpedDrive
 
         try:
