@@ -164,11 +164,10 @@ def test_state_save_and_restore_is_exact():
 
 
 def test_sampled_run_in_one_call_is_the_run_sample_by_sample():
-    """LumpedDrive.advance_sampled (the kernel's run_samples: what simulate uses) gives, at
-    inputs that change every sample, the outputs that advance and output_values give sample
-    by sample: the same kernel's arithmetic, so equal to rounding (1e-12 relative: LLVM may
-    contract a multiply-add differently where it inlines run into run_samples). A value
-    out of range is refused naming its input, before anything runs."""
+    """LumpedDrive.advance_sampled (a run of many samples in one call: what simulate uses)
+    gives, at inputs that change every sample, the outputs that advance and output_values
+    give sample by sample: bit for bit, both are the one compiled run. A value out of range
+    is refused naming its input, before anything runs."""
     drive = LumpedDrive(tensioner_drive("lumped"))
     drive.reset(100.0, 3.0)
     saved = drive.get_state()
@@ -180,7 +179,7 @@ def test_sampled_run_in_one_call_is_the_run_sample_by_sample():
     drive.set_state(saved)
     table = np.empty_like(stepwise)
     drive.advance_sampled(2e-3, inputs, table)
-    assert np.allclose(table, stepwise, rtol=1e-12, atol=1e-12 * np.abs(stepwise).max())
+    assert np.array_equal(table, stepwise)
     assert drive.time == pytest.approx(40 * 2e-3, rel=1e-12)
     assert np.array_equal(drive.output_values, table[-1])
     inputs[7, 1] = math.nan

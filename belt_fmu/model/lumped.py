@@ -225,6 +225,7 @@ def offsets(layout, p: int) -> np.ndarray:
 
 # The views are built inline and without numba's reference counting: as separate functions
 # with it, building the 41 views cost more than half a 1 ms step's physics per call of run.
+# Every kernel but views() is compiled without it (``_nrt=False``; run's docstring says why).
 @njit(cache=True, inline="always", _nrt=False)
 def _view(buffer, starts, i):
     return buffer[starts[i]:starts[i + 1]]
@@ -325,7 +326,7 @@ def update_spring(p, w, j):
     w.spring_length[j] = w.span_length[j] + p.pulleys[j].radius * left + p.pulleys[b].radius * right
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def update_springs(p, w):
     """Wrap angles and the spans' spring lengths G_j from the span geometry.
 
@@ -350,7 +351,7 @@ def installed_wrap(p, w, j):
     return p.pulleys[j].radius * (wrap - TWO_PI * np.floor(wrap / TWO_PI))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def update_geometry(p, s, w, full):
     """Centres and path for the arm angle ``s.arm[0]``: every span if ``full``, else the
     tensioner pulley's centre, its two spans and the three wraps they end on (nothing else
@@ -424,7 +425,7 @@ def relaxation_deficit(a, c, wrap):
 
 
 # compiled apart, not inlined: both capstan solves call it, and only for the state laws
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def developed_share(law, g, along, curve, wrap):
     """(eta, d eta/d along): the share of a state law's steady coefficient ``g`` that the belt
     develops on average over a wrap of ``wrap`` [rad] in steady sliding, 1 for the other laws.
@@ -620,7 +621,7 @@ def arm_levers(p, s, w):
     w.lever[t] = -(w.direction_x[t] * ex + w.direction_y[t] * ey)
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def solve_linear(a, b, m):
     """Solve ``a[:m, :m] x = b[:m]`` in place, x into ``b`` (Gaussian elimination with partial
     pivoting; the matrix is a cyclic tridiagonal one bordered by the arm's row and column, so
@@ -653,7 +654,7 @@ def solve_linear(a, b, m):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def _sweep(a, pivot, upper, x, n):
     """Forward and back substitution of ``x`` (n) through the factored tridiagonal matrix."""
     x[0] *= pivot[0]
@@ -663,7 +664,7 @@ def _sweep(a, pivot, upper, x, n):
         x[j] -= upper[j] * x[j + 1]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def solve_step_matrix(a, b, upper, pivot, corner, column, n, bordered):
     """Solve the step's linear system ``a x = b`` (``w.jacobian``, ``w.newton``) in place, x
     into ``b``, with the scratch ``upper``, ``pivot``, ``corner`` and ``column`` (the work
@@ -770,7 +771,7 @@ def arm_residual(p, w, dt, psi0, rate0, moment0, psi):
     return residual, derivative
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
     """The step's equations at the current flows and arm angle ``psi`` (:func:`solve_step`):
     their residuals, negated, into ``w.newton`` and their Jacobian into ``w.jacobian``.
@@ -892,7 +893,7 @@ def keep_slips(p, s, w, dt, dpsi):
             s.flow[j] = b[j]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, speed, gain, creep, curve, guess):
     """Flow q [m/s] onto one pulley solving its end-of-step capstan equation with its
     neighbours' flows and the arm held (:func:`relax_step`):
@@ -935,7 +936,7 @@ def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, spee
     return x
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def relax_step(p, s, w, dt, psi0, rate0, moment0):
     """The fallback of :func:`solve_step` when Newton's method does not converge (a crank
     speed jump that sets every pulley slipping, where the friction laws are flat and the
@@ -1056,7 +1057,7 @@ def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
     return MAX_ITERATIONS + sweeps if sweeps > 0 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def finish_step(p, s, w, dt, psi0, rate0, psi):
     """End of the step at the solved flows and arm angle: tensions, the belt's forces and
     slips, the pulleys' speeds, the spans' contents, the arm and its geometry."""
@@ -1171,47 +1172,36 @@ def evaluate_outputs(p, lb, s, w, out):
         out[PULLEY_BLOCK + n * PULLEY_STRIDE + j * SPAN_STRIDE + SPAN_TENSION] = w.tension[j]
 
 
-# error_model="numpy": float division without Python's zero check (health() sees inf and nan);
-# _nrt=False: without numba's reference counting (next docstring);
-# fastmath: fused multiply-adds ("contract"), division as multiplication by the reciprocal
-# ("arcp") and zeros of either sign alike ("nsz"), each a rounding-level change, 10 % of a
-# step. Not "nnan"/"ninf": health() relies on isfinite seeing them.
-@njit(cache=True, error_model="numpy", _nrt=False, fastmath={"contract", "arcp", "nsz"})
-def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, out):
-    """Entry from Python: ``n_steps`` steps of ``dt`` at constant inputs, then the outputs into
-    ``out``. Returns (status, steps taken): OK, NOT_CONVERGED (a step's Newton iteration
-    failed) or NOT_FINITE (the state is checked every 64 steps and at the end).
+@njit(cache=True, inline="always")
+def run_sample(p, lb, s, w, n_steps, dt, crank_omega, water_pump_torque, out):
+    """One sample of :func:`run`: ``n_steps`` steps of ``dt`` at constant inputs, then the
+    outputs into ``out``; with 0 steps, the outputs of the state, sampled. Returns (status,
+    steps taken): OK, NOT_CONVERGED (a step's Newton iteration failed) or NOT_FINITE (the
+    state is checked every 64 steps and at the end).
 
-    Compiled without numba's reference counting (NRT, numba's ``_nrt`` flag): the kernels
-    allocate nothing (every array is a view of the caller's buffers, which outlive the call),
-    but with NRT numba increments and decrements the owner's count of every array in the
-    named views at each inlined call, about 900 atomic operations per step, two thirds of its
-    time. Without NRT a kernel that allocated would not compile.
-
-    With ``lb[0].average_outputs`` the outputs are their means over the run: the running
-    time-integral ``w.output_mean`` by the trapezoidal rule over the steps, from the outputs
-    at the run's start (``w.output_sample``, the last run's end) to those at its end (exact
-    for an output linear in time: an angle at constant speed); each step evaluates the
-    outputs, about 0.1 us."""
+    With ``lb.average_outputs`` the outputs of a sample of steps are their means over it:
+    the running time-integral ``w.output_mean`` by the trapezoidal rule over the steps, from
+    the outputs at the sample's start (``w.output_sample``, the last sample's end) to those
+    at its end (exact for an output linear in time: an angle at constant speed); each step
+    evaluates the outputs, about 0.1 us."""
     n = p.pulleys.shape[0]
-    s, w = unpack(y, work, so, wo, n)
-    averaging = lb[0].average_outputs != 0.0
+    averaging = lb.average_outputs != 0.0 and n_steps > 0
     if averaging:
         for i in range(w.output_mean.shape[0]):
             w.output_mean[i] = 0.5 * dt * w.output_sample[i]
     status = OK
     taken = n_steps
     for k in range(n_steps):
-        iterations = step(p, lb[0], s, w, dt, crank_omega, water_pump_torque)
+        iterations = step(p, lb, s, w, dt, crank_omega, water_pump_torque)
         w.iterations[0] = iterations
         if averaging:
-            evaluate_outputs(p, lb[0], s, w, w.output_sample)
+            evaluate_outputs(p, lb, s, w, w.output_sample)
             if k < n_steps - 1:
                 accumulate_outputs(w.output_mean, w.output_sample, dt)
         if iterations == 0:
             status = NOT_CONVERGED
         elif (k + 1) % 64 == 0 or k == n_steps - 1:
-            status = health(p, lb[0], s, w)
+            status = health(p, lb, s, w)
         if status != OK:
             taken = k + 1
             break
@@ -1220,45 +1210,40 @@ def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, out
         for i in range(out.shape[0]):
             out[i] = w.output_mean[i]
     else:
-        evaluate_outputs(p, lb[0], s, w, out)
+        evaluate_outputs(p, lb, s, w, out)
     return status, taken
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
-def run_samples(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, table):
-    """Entry from Python: one :func:`run` per sample i, ``n_steps`` steps of ``dt`` at the
-    inputs ``crank_omega[i]``, ``water_pump_torque[i]``, its outputs into ``table[i]``: a
-    sampled run in one call, without Python between the samples. Returns (status, samples
-    completed, steps taken in the sample that failed): stops at the first status other than
-    OK."""
+# error_model="numpy": float division without Python's zero check (health() sees inf and nan);
+# _nrt=False: without numba's reference counting (next docstring);
+# fastmath: fused multiply-adds ("contract"), division as multiplication by the reciprocal
+# ("arcp") and zeros of either sign alike ("nsz"), each a rounding-level change, 10 % of a
+# step. Not "nnan"/"ninf": health() relies on isfinite seeing them.
+@njit(cache=True, error_model="numpy", _nrt=False, fastmath={"contract", "arcp", "nsz"})
+def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, table):
+    """The model's one entry, from Python and from the native step: a sampled run, sample i
+    :func:`run_sample` at the inputs ``crank_omega[i]``, ``water_pump_torque[i]``, its
+    outputs into ``table[i]``, without Python between the samples (an advance is one sample;
+    the outputs of the state are one sample of 0 steps). Returns (status, samples completed,
+    steps taken in the sample that failed): stops at the first status other than OK.
+
+    One entry, so that numba compiles and LLVM optimizes the step once: each compiled
+    function that calls another links the callee's code in and optimizes it again.
+
+    Compiled without numba's reference counting (NRT, numba's ``_nrt`` flag): the kernels
+    allocate nothing (every array is a view of the caller's buffers, which outlive the call),
+    but with NRT numba increments and decrements the owner's count of every array in the
+    named views at each inlined call, about 900 atomic operations per step, two thirds of its
+    time. Without NRT a kernel that allocated would not compile."""
+    s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
     for i in range(crank_omega.shape[0]):
-        status, taken = run(y, work, so, wo, p, lb, n_steps, dt, crank_omega[i], water_pump_torque[i], table[i])
+        status, taken = run_sample(p, lb[0], s, w, n_steps, dt, crank_omega[i], water_pump_torque[i], table[i])
         if status != OK:
             return status, i, taken
     return OK, crank_omega.shape[0], n_steps
 
 
-@njit(cache=True)
-def report(y, work, so, wo, p, lb, out, start):
-    """Entry from Python: the outputs of the current state into ``out``. With
-    ``lb[0].average_outputs`` they are those of the last run (``w.output_mean``; the outputs
-    it ended on, ``w.output_sample``, stay the next run's start as :func:`run` computed
-    them), unless ``start``: there is no run yet, and they are the sampled ones, from now on
-    the next run's start and the last run's means."""
-    s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
-    averaged = lb[0].average_outputs != 0.0
-    if averaged and not start:
-        for i in range(out.shape[0]):
-            out[i] = w.output_mean[i]
-        return
-    evaluate_outputs(p, lb[0], s, w, out)
-    if averaged:
-        for i in range(out.shape[0]):
-            w.output_sample[i] = out[i]
-            w.output_mean[i] = out[i]
-
-
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def place_geometry(y, work, so, wo, p, arm_angle, installed):
     """Entry from Python: the full geometry at arm angle ``arm_angle`` into the work buffer
     (spring rates zero); with ``installed``, that arm angle is the installed one and its

@@ -221,19 +221,20 @@ class LumpedDrive:
         self._report_outputs(start=True)  # no interval yet: the outputs at the start are sampled
 
     def _bind(self) -> None:
-        """Resolve the compiled :func:`belt_fmu.model.lumped.run`, ``run_samples`` and
-        ``report`` for these argument types once (:func:`belt_fmu.model.system.
-        compiled_entry`): through the dispatcher, typing the arguments takes about 9 us per
-        call of run, longer than a 1 ms communication step of this model takes, and numba
-        types the parameters (a named tuple) in Python at every call, which kept growing
-        memory: about 14 kB per 1000 restored FMU states, each of which reports the outputs."""
+        """Resolve the compiled :func:`belt_fmu.model.lumped.run` for these argument types
+        once (:func:`belt_fmu.model.system.compiled_entry`): through the dispatcher, typing
+        the arguments takes about 9 us per call, longer than a 1 ms communication step of
+        this model takes, and numba types the parameters (a named tuple) in Python at every
+        call, which kept growing memory: about 14 kB per 1000 restored FMU states, each of
+        which reports the outputs. An :meth:`advance` is a run of one sample: its inputs in
+        ``_crank_omega`` and ``_pump_torque``, its outputs into ``_output_row``, a view of
+        :attr:`output_values`."""
+        self._crank_omega = np.zeros(1)
+        self._pump_torque = np.zeros(1)
+        self._output_row = self.output_values.reshape(1, -1)
         self._run = compiled_entry(lumped.run, (self.y, self.work, self._so, self._wo, self.parameters, self.belt,
-                                                0, float(self.dt), 0.0, 0.0, self.output_values))
-        self._run_samples = compiled_entry(lumped.run_samples, (
-            self.y, self.work, self._so, self._wo, self.parameters, self.belt, 0, float(self.dt), np.zeros(1),
-            np.zeros(1), np.zeros((1, self.output_values.size))))
-        self._report = compiled_entry(lumped.report, (self.y, self.work, self._so, self._wo, self.parameters,
-                                                      self.belt, self.output_values, False))
+                                                0, float(self.dt), self._crank_omega, self._pump_torque,
+                                                self._output_row))
 
     def advance(self, interval: float, crank_speed: float, water_pump_torque: float = 0.0, **torques) -> None:
         """Advance by ``interval`` [s] with constant inputs (internal steps of at most ``dt``)."""
@@ -245,8 +246,10 @@ class LumpedDrive:
             return
         n_steps, dt = self._steps(interval)
         omega = self.parameters.roles[0]["crank_sense"] * crank_speed
-        status, taken = self._run(self.y, self.work, self._so, self._wo, self.parameters, self.belt, n_steps,
-                                  float(dt), float(omega), float(water_pump_torque), self.output_values)
+        self._crank_omega[0] = omega
+        self._pump_torque[0] = water_pump_torque
+        status, _, taken = self._run(self.y, self.work, self._so, self._wo, self.parameters, self.belt, n_steps,
+                                     float(dt), self._crank_omega, self._pump_torque, self._output_row)
         if status != lumped.OK:
             raise self._divergence(status, self.time + taken * dt, crank_speed, water_pump_torque, dt)
         self.time += interval
@@ -255,15 +258,15 @@ class LumpedDrive:
         """Advance by ``len(inputs)`` samples of ``interval`` [s], sample i at the inputs
         ``inputs[i]`` held (columns as :attr:`inputs`), its outputs into ``table[i]``
         (columns as :attr:`specs`): :meth:`advance` and :attr:`output_values` per sample, in
-        one call of the kernel (:func:`belt_fmu.model.lumped.run_samples`)."""
+        one call of the kernel (:func:`belt_fmu.model.lumped.run`)."""
         check_input_table(self.inputs, inputs)
         if not (interval > 0.0 and math.isfinite(interval)):
             raise ValueError(f"interval must be a finite time > 0 s, got {interval!r}")
         n_steps, dt = self._steps(interval)
         omega = self.parameters.roles[0]["crank_sense"] * np.ascontiguousarray(inputs[:, 0], dtype=float)
         torque = np.ascontiguousarray(inputs[:, 1], dtype=float)
-        status, done, taken = self._run_samples(self.y, self.work, self._so, self._wo, self.parameters, self.belt,
-                                                n_steps, float(dt), omega, torque, table)
+        status, done, taken = self._run(self.y, self.work, self._so, self._wo, self.parameters, self.belt,
+                                        n_steps, float(dt), omega, torque, table)
         self.time += done * interval
         if status != lumped.OK:
             raise self._divergence(status, self.time + taken * dt, inputs[done, 0], inputs[done, 1], dt)
@@ -304,7 +307,19 @@ class LumpedDrive:
         return self._report_outputs(start=False)
 
     def _report_outputs(self, start: bool) -> np.ndarray:
-        self._report(self.y, self.work, self._so, self._wo, self.parameters, self.belt, self.output_values, start)
+        """The outputs into :attr:`output_values`. Averaged, they are those of the last advance
+        (``output_mean``), unless ``start``: there is no advance yet, and they are the sampled
+        ones (a run of 0 steps), from now on the next advance's start and the last one's
+        means."""
+        averaged = self.output_mode == "average"
+        if averaged and not start:
+            self.output_values[:] = self.arrays["output_mean"]
+            return self.output_values
+        self._run(self.y, self.work, self._so, self._wo, self.parameters, self.belt, 0, float(self.dt),
+                  self._crank_omega, self._pump_torque, self._output_row)
+        if averaged:
+            self.arrays["output_sample"][:] = self.output_values
+            self.arrays["output_mean"][:] = self.output_values
         return self.output_values
 
     # ------------------------------------------------------------------ state
@@ -344,7 +359,8 @@ class NativeStep:
         self.drive = drive
         self.address = lumped_native.advance.address
         self.arguments = lumped_native.arguments(drive.y, drive.work, drive._so, drive._wo, drive.parameters,
-                                                 drive.belt, drive.output_values)
+                                                 drive.belt, drive.output_values, drive._crank_omega,
+                                                 drive._pump_torque)
         self.max_step = float(drive.dt)
         self.crank_sense = float(drive.parameters.roles[0]["crank_sense"])
         self.outputs = drive.output_values
