@@ -2,10 +2,10 @@
 calls on its fast path.
 
 :data:`advance` is a numba ``cfunc`` around :func:`belt_fmu.model.integrator.communicate`
-and :func:`~belt_fmu.model.integrator.current_outputs` and nothing else: it rebuilds the
-arrays they take from raw addresses (:mod:`belt_fmu.model.native_arrays`) and calls the same
-compiled entries :class:`~belt_fmu.model.system.BeltDrive` calls from Python (the same
-overloads: the arrays have the same types), so both paths give the same bits, and share the
+and nothing else: it rebuilds the arrays it takes from raw addresses
+(:mod:`belt_fmu.model.native_arrays`) and calls the same compiled entry
+:class:`~belt_fmu.model.system.BeltDrive` calls from Python (the same overload: the arrays
+have the same types), so both paths give the same bits, and share the
 drive's ``control`` words (the inputs the state runs at and the outputs' trial step). It
 needs no GIL and no Python object. Its C signature (that of
 :data:`belt_fmu.model.lumped_native.advance`)::
@@ -13,16 +13,16 @@ needs no GIL and no Python object. Its C signature (that of
     int64_t advance(const int64_t *arguments, int64_t n_steps, double dt, double crank_omega,
                     double water_pump_torque, int64_t *taken)
 
-With ``n_steps`` > 0, a communication step (``communicate``): returns its status
+With ``n_steps`` > 0, a communication step: returns its status
 (:data:`belt_fmu.model.integrator.OK`, ``NOT_FINITE``, ``OVERSTRETCHED`` or ``RUNAWAY``)
 and stores the number of steps taken in ``*taken``; the outputs are then out of date. With
-``n_steps`` = 0, brings the outputs up to date (``current_outputs``: the trial step, when
+``n_steps`` = 0, brings the outputs up to date (the trial step, when
 they are not current) and returns OK; the other numbers are not used. ``arguments`` is the
 word array of :func:`arguments` (:data:`ARGUMENTS`), which must live as long as the drive.
 This module is imported only when a fast path is published (it compiles, or loads from
 numba's cache, the cfunc at import).
 
-If the entries' arguments change, change :data:`advance`, :data:`ARGUMENTS` and
+If the entry's arguments change, change :data:`advance`, :data:`ARGUMENTS` and
 :func:`arguments` with them (a cfunc that no longer compiles leaves the FMU on the Python
 path; fmu_tests/test_fast_path.py then fails). numba caches :data:`advance` with its own
 copy of the kernels; a change to any of them starts a new kernel folder
@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, cfunc
 
-from .integrator import OK, communicate, current_outputs
+from .integrator import communicate
 from .native_arrays import PARAMETER_WORDS, SIGNATURE, f64, i64, parameters_at, words
 from .parameters import Parameters
 
@@ -53,8 +53,7 @@ ARGUMENTS = (
 
 @cfunc(SIGNATURE, cache=True)
 def advance(a, n_steps, dt, crank_omega, water_pump_torque, taken):
-    """``communicate`` (or, for 0 steps, ``current_outputs``) on the arrays whose addresses
-    ``a`` holds (:data:`ARGUMENTS`)."""
+    """``communicate`` on the arrays whose addresses ``a`` holds (:data:`ARGUMENTS`)."""
     y = carray(f64(a[0]), (a[1],))
     work = carray(f64(a[2]), (a[3],))
     index_work = carray(i64(a[4]), (a[5],))
@@ -63,19 +62,15 @@ def advance(a, n_steps, dt, crank_omega, water_pump_torque, taken):
     trial_start = carray(f64(a[18]), (a[1],))
     control = carray(f64(a[19]), (a[20],))
     out = carray(f64(a[21]), (a[22],))
-    if n_steps == 0:
-        current_outputs(y, work, index_work, p, trial_y, trial_start, control, out)
-        taken[0] = 0
-        return OK
     status, steps = communicate(y, work, index_work, p, trial_y, trial_start, control, n_steps, dt, crank_omega,
-                                water_pump_torque)
+                                water_pump_torque, out)
     taken[0] = steps
     return status
 
 
 def arguments(y, work, index_work, parameters: Parameters, trial_y, trial_start, control, out) -> np.ndarray:
     """The argument words of :data:`advance` for these arrays (:data:`ARGUMENTS`); the arrays
-    must be C-contiguous and of the types the entries are compiled for, and outlive the words."""
+    must be C-contiguous and of the types the entry is compiled for, and outlive the words."""
     if not (trial_y.shape == trial_start.shape == y.shape):
         raise ValueError("the trial state and its start must have the state vector's size")
     arrays = {"y": y, "work": work, "index_work": index_work, **parameters._asdict(), "trial_y": trial_y,

@@ -95,8 +95,8 @@ RUNAWAY_SPEED_MARGIN = 5.0
 #: engine torque drives it and no load holds it back)
 MAX_CRANK_OMEGA = CRANK_SPEED_RANGE[1]
 
-#: The control words of a drive (float64, BeltDrive.control), which :func:`communicate` and
-#: :func:`current_outputs` keep, so that the native loader's fast path (a cfunc around them,
+#: The control words of a drive (float64, BeltDrive.control), which :func:`communicate`
+#: keeps, so that the native loader's fast path (a cfunc around it,
 #: belt_fmu.model.discretized_native) and Python share one bookkeeping: the inputs the state
 #: runs at, crank omega CCW [rad/s] and pump torque [N m]; the length [s] of the steps the
 #: outputs' trial step takes and the nominal step [s]; 1 when the outputs are those of the
@@ -378,12 +378,12 @@ def runaway(p, s):
     return False
 
 
-@njit(cache=True, _nrt=False)
-def communicate(y, work, index_work, parameters, trial_y, trial_start, control, n_steps, dt, crank_omega,
-                water_pump_torque):
-    """Entry from Python and from the native loader (belt_fmu.model.discretized_native): a
-    communication step, ``n_steps`` steps of ``dt`` [s] with constant inputs, and the
-    bookkeeping of the ``control`` words around :func:`run` (their table above).
+@njit(cache=True, _nrt=False, inline="always")
+def communication_step(y, work, index_work, parameters, trial_y, trial_start, control, n_steps, dt, crank_omega,
+                       water_pump_torque):
+    """A communication step (for :func:`communicate`), ``n_steps`` steps of ``dt`` [s] with
+    constant inputs, and the bookkeeping of the ``control`` words around :func:`run` (their
+    table above).
 
     The inputs become the state's; the outputs' trial step will be as long as the steps
     taken, so that the forces read are those applied, unless they are too short to say (a
@@ -421,9 +421,9 @@ def communicate(y, work, index_work, parameters, trial_y, trial_start, control, 
     return status, taken
 
 
-@njit(cache=True, _nrt=False)
+@njit(cache=True, _nrt=False, inline="always")
 def current_outputs(y, work, index_work, parameters, trial_y, trial_start, control, outputs):
-    """Entry from Python and from the native loader: ``outputs`` of the state ``y`` at the
+    """For :func:`communicate`: ``outputs`` of the state ``y`` at the
     inputs of ``control`` (:func:`report`, with the trial step's length ``control[OUTPUT_DT]``)
     unless they are current already; the trial step is then kept in ``control`` for the
     next :func:`communicate`. With ``control[AVERAGING]``, after a communication step, the
@@ -446,3 +446,20 @@ def current_outputs(y, work, index_work, parameters, trial_y, trial_start, contr
     control[TRIAL_LISTS_VALID_FOR] = lists_valid_for
     control[TRIAL_TAKEN] = 1.0
     control[OUTPUTS_CURRENT] = 1.0
+
+
+@njit(cache=True, _nrt=False)
+def communicate(y, work, index_work, parameters, trial_y, trial_start, control, n_steps, dt, crank_omega,
+                water_pump_torque, outputs):
+    """The model's one entry, from Python and from the native loader (belt_fmu.model.
+    discretized_native): with ``n_steps`` > 0 a communication step (:func:`communication_step`),
+    returning (status, steps taken); with 0 steps the ``outputs`` of the state
+    (:func:`current_outputs`), returning (OK, 0).
+
+    One entry, so that numba compiles and LLVM optimizes the step once: each compiled
+    function that calls another links the callee's code in and optimizes it again."""
+    if n_steps == 0:
+        current_outputs(y, work, index_work, parameters, trial_y, trial_start, control, outputs)
+        return OK, 0
+    return communication_step(y, work, index_work, parameters, trial_y, trial_start, control, n_steps, dt,
+                              crank_omega, water_pump_torque)

@@ -36,8 +36,7 @@ from .geometry import BeltPath
 from .inputs import check_inputs, has_native_step, input_specs
 from .integrator import (AVERAGE_DT, AVERAGE_TIME, AVERAGING, CONTROL_SIZE, CRANK_OMEGA, MAX_CRANK_OMEGA,
                          NOMINAL_DT, NOT_FINITE, OK, OUTPUT_DT, OUTPUTS_CURRENT, OVERSTRETCHED, RUNAWAY, STRAIN_LIMIT,
-                         TRIAL_TAKEN, choose_bending_scheme, communicate, control_size,
-                         current_outputs, stable_time_step)
+                         TRIAL_TAKEN, choose_bending_scheme, communicate, control_size, stable_time_step)
 from .outputs import SPAN_OFFSET_FRACTION, SPAN_OFFSET_MIN, output_specs, span_end_points
 from .parameters import translate
 from .state import buffer_sizes, dimensions, unpack_state, unpack_work
@@ -114,7 +113,7 @@ class BeltDrive:
         self.views = unpack_state(self.y, n, p, k)
         self.arrays = unpack_work(self.work, self.index_work, n, p, k)
         # the inputs the state runs at, the nominal step, the outputs' trial step and its
-        # bookkeeping: kept by the compiled entries integrator.communicate and current_outputs
+        # bookkeeping: kept by the compiled entry integrator.communicate
         # (the table at integrator.CRANK_OMEGA), so that a native caller shares them
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
         self.control = np.zeros(control_size(len(self.specs)))
@@ -131,12 +130,11 @@ class BeltDrive:
         self._output_buffer = np.zeros(len(self.specs))
         self._trial_y = np.zeros(n_state)  # the trial step of the outputs runs on this copy
         self._trial_start = np.zeros(n_state)  # ... from this state
-        # the arrays the compiled entries (integrator.communicate, current_outputs) take first
+        # the arrays the compiled entry (integrator.communicate) takes first
         self._kernel_args = (self.y, self.work, self.index_work, self.parameters, self._trial_y, self._trial_start,
                              self.control)
-        # the compiled entries for these arguments' types (compiled_entry)
-        self._communicate = compiled_entry(communicate, (*self._kernel_args, 1, 1.0, 1.0, 1.0))
-        self._current_outputs = compiled_entry(current_outputs, (*self._kernel_args, self._output_buffer))
+        # the compiled entry for these arguments' types (compiled_entry)
+        self._communicate = compiled_entry(communicate, (*self._kernel_args, 1, 1.0, 1.0, 1.0, self._output_buffer))
 
     @property
     def dt(self) -> float:
@@ -275,7 +273,7 @@ class BeltDrive:
             return
         n_steps, dt = internal_steps(interval, self.dt)
         status, taken = self._communicate(*self._kernel_args, n_steps, float(dt), float(self._inputs[0]),
-                                          float(water_pump_torque))
+                                          float(water_pump_torque), self._output_buffer)
         if status == RUNAWAY:
             self.time += interval
             raise self._runaway(crank_speed, water_pump_torque, ports)
@@ -406,7 +404,7 @@ class BeltDrive:
         computed when first read after a change (:func:`belt_fmu.model.integrator.report`:
         a function of the state and the inputs, not of the steps that led there)."""
         if not self.control[OUTPUTS_CURRENT]:
-            self._current_outputs(*self._kernel_args, self._output_buffer)
+            self._communicate(*self._kernel_args, 0, 0.0, 0.0, 0.0, self._output_buffer)  # 0 steps: the outputs
         return self._output_buffer
 
     def evaluate_outputs(self) -> np.ndarray:
