@@ -51,7 +51,7 @@ RUNTIME_FILES = ("__init__.py", "kernel_cache.py", "inlining.py", "layout.py", "
 PARTS = {
     "discretized": ("the discretized belt model", 75.0),
     "discretized native step": ("the discretized model's native step", 7.0),
-    "lumped": ("the lumped model", 50.0),
+    "lumped": ("the lumped model", 45.0),
     "lumped native step": ("the lumped model's native step", 3.0),
     "analysis": ("the linear analysis", 20.0),
 }
