@@ -1020,10 +1020,12 @@ def _add_response_parser(commands, layout_help: str) -> None:
         description="Linearize the drive about its operating point at anchor speeds and compute, at each crank speed, "
                     "the steady response to the sweep's crank speed irregularity (or to a torque ripple on one "
                     "pulley): the tensioner arm amplitude, each pulley's hub load and belt torque amplitude and slip "
-                    "utilisation, each span's tension amplitude. The arm's Coulomb friction is its describing "
-                    "function at the amplitude it produces. See docs/modes.md.",
+                    "utilisation, each span's tension amplitude. The arm's Coulomb friction enters by a harmonic "
+                    "balance of the arm at the amplitude it produces. With the lumped model, its own step "
+                    "linearized at every speed. See docs/modes.md.",
     )
     response.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    _add_model(response)
     _add_speeds(response, "500:3000:60")
     group = response.add_argument_group("excitation (as belt-fmu sweep applies it) and water-pump load")
     _add_excitation(group)
@@ -1064,15 +1066,14 @@ def _response_command(args) -> int:
 
     if not all(RPM_RANGE[0] < r <= RPM_RANGE[1] for r in rpms):
         args.error(f"argument --rpm: {args.rpm!r}: speeds must lie in ({RPM_RANGE[0]:g}, {RPM_RANGE[1]:.0f}] rpm")
-    layout = _load_layout(args.layout)
+    layout = _with_model(_load_layout(args.layout), args.model)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
     ripple = _load_ripple(args, layout)
     excitation = Excitation(_excitation_settings(args), *(ripple or ()))
     problem = check_excitation(layout, excitation)
     if problem is not None:
         args.error(f"argument --load-ripple: {problem}" if ripple else f"this drive needs --load-ripple: {problem}")
-    print(f"layout: {layout.source}")
-    _discretized_note(layout)
+    print(f"layout: {layout.source}" + ("; lumped model" if layout.drive.model == "lumped" else ""))
     print(f"response: {len(rpms)} speeds, {excitation.describe()}")
     start = time.perf_counter()
     result = response(layout, rpms, excitation)

@@ -8,7 +8,8 @@ speed, and a Campbell diagram.
 Prints one ``key: value`` per line: layout, elements, the wall time of the operating point
 (reset and settling run), of the modes (linearization at each instant of the polygon period
 and eigenvalues), their sum, the wall time of ``belt-fmu response``'s computation over
-``--response-speeds`` speeds (the sweep's default excitation, in this process: one core), and
+``--response-speeds`` speeds (the sweep's default excitation, in this process: one core), the
+same with the lumped model (its own step linearized at every speed), and
 the wall time of a Campbell diagram of ``--speeds`` speeds on ``--workers`` local processes
 (default: the available cores). The kernels are compiled (and the worker pool's cache warmed)
 before timing.
@@ -16,6 +17,7 @@ before timing.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import time
 
@@ -69,6 +71,19 @@ def main(argv=None) -> None:
     print(f"response: {args.response_speeds} speeds, {len(result.anchors)} operating points, tensioner peak "
           f"{math.degrees(result.peak.arm_amplitude):.3g} deg at {result.peak.rpm:.0f} rpm")
     print(f"response wall time: {wall:.3g} s (one process)")
+
+    from belt_fmu.model.lumped_system import LumpedDrive
+
+    lumped = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model="lumped"))
+    drive = LumpedDrive(lumped)
+    response(lumped, [low], excitation, drive=drive)  # compiles what the lumped response needs
+    begin = time.perf_counter()
+    result = response(lumped, [low + (high - low) * k / max(1, args.response_speeds - 1)
+                               for k in range(args.response_speeds)], excitation, drive=drive)
+    wall = time.perf_counter() - begin
+    print(f"lumped response: {args.response_speeds} speeds, tensioner peak "
+          f"{math.degrees(result.peak.arm_amplitude):.3g} deg at {result.peak.rpm:.0f} rpm")
+    print(f"lumped response wall time: {wall:.3g} s (one process)")
 
     rpms = [start + (stop - start) * k / max(1, args.speeds - 1) for k in range(args.speeds)]
     begin = time.perf_counter()

@@ -98,6 +98,7 @@ class StickSlip:
     amplitude: float  # [rad] the arm's first-harmonic amplitude
     damping: float  # [N m s/rad] the viscous damper that dissipates as much per period
     stuck: bool  # the friction holds the arm through the whole period
+    swing: float  # [rad] half the peak-to-peak of the arm's periodic motion (all harmonics kept)
 
 
 def stick_slip(free: complex, receptances, omega: float, level: float, stuck_damping: float) -> StickSlip:
@@ -124,7 +125,7 @@ def stick_slip(free: complex, receptances, omega: float, level: float, stuck_dam
     free_rate = np.real(1j * omega * free * phase[0])
     scale = np.max(np.abs(free_rate))
     if level == 0.0 or scale == 0.0:
-        return StickSlip(0j, abs(free), 0.0, False)
+        return StickSlip(0j, abs(free), 0.0, False, abs(free))
     final = level / stuck_damping
     for steps in (CONTINUATION_STEPS, 8 * CONTINUATION_STEPS):  # finer steps if Newton's method stalls
         torque = np.zeros(n)
@@ -150,8 +151,11 @@ def stick_slip(free: complex, receptances, omega: float, level: float, stuck_dam
             break
     else:
         raise ArithmeticError(f"the arm's stick-slip balance did not converge at {omega:g} rad/s")
-    first = 2.0 / n * (phase[0].conj() @ torque)
+    harmonic = 2.0 / n * (phase.conj() @ torque)  # the torque's harmonics L_h
+    first = harmonic[0]
     arm = free + u[0] * first
     rate = 1j * omega * arm
     damping = -(first * rate.conjugate()).real / abs(rate) ** 2 if abs(rate) > 0.0 else stuck_damping
-    return StickSlip(complex(first), abs(arm), float(damping), bool(np.max(np.abs(torque)) < 0.999 * level))
+    motion = np.real((u * harmonic + np.where(harmonics == 1, free, 0.0)) @ phase)  # the arm angle at the samples
+    return StickSlip(complex(first), abs(arm), float(damping), bool(np.max(np.abs(torque)) < 0.999 * level),
+                     0.5 * float(np.ptp(motion)))

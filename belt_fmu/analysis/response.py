@@ -41,6 +41,10 @@ nearest anchors, each at that speed's excitation frequency and amplitude, are in
 linearly in speed. The resonance is where the excitation frequency meets a mode, which
 each anchor's model locates exactly; what is interpolated is how the drive's tensions,
 tensioner position and belt speed move the mode between anchors.
+
+With the lumped model (``[drive] model = "lumped"``) the linear model is the lumped model's
+own step, linearized about its steady running state at every speed asked for
+(:class:`LumpedAnchor`, :mod:`belt_fmu.analysis.lumped_linearization`).
 """
 from __future__ import annotations
 
@@ -103,6 +107,11 @@ def check_excitation(layout, excitation: Excitation) -> str | None:
                 "crank speed irregularity instead")
     if not (math.isfinite(excitation.ripple_torque) and excitation.ripple_torque > 0.0):
         return f"the ripple's amplitude must be a finite torque > 0 N m, got {excitation.ripple_torque!r}"
+    if layout.drive.model == "lumped" and names.index(excitation.ripple_pulley) != layout.water_pump_index:
+        pump = names[layout.water_pump_index] if layout.water_pump_index is not None else None
+        return (f"the lumped model takes a load ripple on its water pump only ({pump}), not on "
+                f"{excitation.ripple_pulley}" if pump else
+                "the lumped model's only load input is a water pump's torque, and this drive has no water pump")
     return None
 
 
@@ -182,13 +191,14 @@ class SpeedResponse:
 
     rpm: float
     frequency: float  # [Hz] of the excitation
-    arm_amplitude: float  # [rad]
+    arm_amplitude: float  # [rad] the first harmonic's
     arm_damping: float  # [N m s/rad] the arm friction's equivalent damping
     arm_stuck: float  # [-] share of the polygon instants at which the arm sticks
     hub_force: np.ndarray  # (p,) [N] amplitude of the hub force's magnitude
     belt_torque: np.ndarray  # (p,) [N m]
     span_tension: np.ndarray  # (p,) [N], span j from pulley j to j + 1
     slip_utilisation: np.ndarray  # (p,) [-]
+    arm_swing: float  # [rad] half the arm angle's peak-to-peak, all harmonics (the sweep's tensioner amplitude)
 
 
 class Anchor:
@@ -226,9 +236,10 @@ class Anchor:
         hub_rows = [output_index(p, q, j) for j in range(p) for q in ("hub_force_x", "hub_force_y")]
         torque_rows = [output_index(p, "belt_torque", j) for j in range(p)]
         tension_rows = [output_index(p, "span_tension", j) for j in range(p)]
-        hub, torque, tension, arm, damping, stuck = [], [], [], [], [], []
+        hub, torque, tension, arm, damping, stuck, swing = [], [], [], [], [], [], []
         for instant in self.instants:
             y, amplitude, friction = instant.respond(omega, irregularity, ripple)
+            swing.append(friction.swing if friction is not None else 0.0)
             xy = y[hub_rows].reshape(p, 2)
             hub.append(np.abs(xy[:, 0] * direction[:, 0] + xy[:, 1] * direction[:, 1]))
             torque.append(np.abs(y[torque_rows]))
@@ -239,7 +250,76 @@ class Anchor:
         belt_torque = np.mean(torque, axis=0)
         return SpeedResponse(rpm, omega / (2 * math.pi), float(np.mean(arm)), float(np.mean(damping)),
                              float(np.mean(stuck)), np.mean(hub, axis=0), belt_torque, np.mean(tension, axis=0),
-                             (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300))
+                             (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300), float(np.mean(swing)))
+
+
+class LumpedAnchor:
+    """The lumped model's own step linearized about its steady running state at one crank
+    speed (:mod:`belt_fmu.analysis.lumped_linearization`), with the arm's friction and the
+    outputs as :class:`Anchor`'s: each pulley's hub force amplitude projected on its steady
+    hub force, its belt torque amplitude ``r (dT_in - dT_out)`` from its spans' tensions."""
+
+    def __init__(self, drive, rpm: float, water_pump_torque: float):
+        from ..model.outputs import pulley_output_name, span_output_name, spans
+        from ..model.parameters import effective_mu
+        from .lumped_linearization import linearize_lumped
+        from .operating_point import capstan
+
+        layout = drive.layout
+        crank_speed = rpm * RPM
+        drive.reset(crank_speed, water_pump_torque)
+        self.linear = linear = linearize_lumped(drive, crank_speed, water_pump_torque)
+        self.layout = layout
+        self.stuck_damping = arm_stuck_damping(drive)
+        tensioner = drive.parameters.tensioner[0]
+        self.friction_level = 0.5 * (tensioner["friction_away"] + tensioner["friction_toward"])
+        p = len(layout.pulleys)
+        index = {name: k for k, name in enumerate(drive.output_names)}
+        names = [q.name for q in layout.pulleys]
+        self.rows = {q: [index[pulley_output_name(q, name)] for name in names] for q in ("hub_force_x", "hub_force_y")}
+        self.rows["span_tension"] = [index[span_output_name("span_tension", a, b)] for a, b in spans(names)]
+        hub = np.column_stack([linear.outputs[self.rows["hub_force_x"]], linear.outputs[self.rows["hub_force_y"]]])
+        self.direction = hub / np.maximum(np.hypot(hub[:, 0], hub[:, 1]), 1e-300)[:, None]
+        self.radii = drive.parameters.pulleys["radius"]
+        tension = linear.outputs[self.rows["span_tension"]]
+        centrifugal = layout.belt.mass_per_length_kg_per_m * (crank_speed * self.radii[layout.crank_index]) ** 2
+        wraps = drive.arrays["wrap"]
+        self.torque = np.abs(self.radii * (np.roll(tension, 1) - tension))  # r_j (T_(j-1) - T_j)
+        self.capacity = np.array([
+            capstan(max(tension[j - 1], tension[j]), min(tension[j - 1], tension[j]), centrifugal,
+                    effective_mu(layout, layout.pulleys[j]), wraps[j], self.radii[j])[1] for j in range(p)])
+
+    def respond(self, rpm: float, excitation: Excitation) -> SpeedResponse:
+        """The response to ``excitation`` at crank speed ``rpm``."""
+        from .lumped_linearization import frequency_response
+
+        linear = self.linear
+        omega = excitation.order * rpm * RPM
+        if excitation.ripple_pulley is None:
+            x, y = frequency_response(linear, omega, "crank_speed")
+            amplitude = excitation.settings.irregularity_at(rpm) * RPM
+        else:
+            x, y = frequency_response(linear, omega, "water_pump_torque")
+            amplitude = excitation.ripple_torque
+        x, y = x * amplitude, y * amplitude
+        friction = None
+        arm = linear.arm
+        if arm is not None:
+            u, u_out = frequency_response(linear, omega, "arm_torque")
+            receptances = [u[arm]] + [frequency_response(linear, h * omega, "arm_torque")[0][arm]
+                                      for h in range(3, 2 * HARMONICS, 2)]
+            friction = stick_slip(complex(x[arm]), receptances, omega, self.friction_level, self.stuck_damping)
+            x = x + u * friction.torque
+            y = y + u_out * friction.torque
+        hub = np.abs(y[self.rows["hub_force_x"]] * self.direction[:, 0]
+                     + y[self.rows["hub_force_y"]] * self.direction[:, 1])
+        tension = y[self.rows["span_tension"]]
+        belt_torque = np.abs(self.radii * (np.roll(tension, 1) - tension))
+        return SpeedResponse(rpm, omega / (2 * math.pi), abs(x[arm]) if arm is not None else 0.0,
+                             friction.damping if friction is not None else 0.0,
+                             float(friction is not None and friction.stuck), hub, belt_torque, np.abs(tension),
+                             (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300),
+                             friction.swing if friction is not None else 0.0)
 
 
 def anchor_speeds(rpms) -> np.ndarray:
@@ -262,7 +342,7 @@ def _interpolate(a: SpeedResponse, b: SpeedResponse, t: float) -> SpeedResponse:
     return SpeedResponse(a.rpm, a.frequency, mix(a.arm_amplitude, b.arm_amplitude), mix(a.arm_damping, b.arm_damping),
                          mix(a.arm_stuck, b.arm_stuck), mix(a.hub_force, b.hub_force),
                          mix(a.belt_torque, b.belt_torque), mix(a.span_tension, b.span_tension),
-                         mix(a.slip_utilisation, b.slip_utilisation))
+                         mix(a.slip_utilisation, b.slip_utilisation), mix(a.arm_swing, b.arm_swing))
 
 
 @dataclass(frozen=True)
@@ -289,9 +369,13 @@ class Response:
         columns = {"rpm": ("rpm", "crank speed", [s.rpm for s in self.speeds]),
                    "frequency": ("Hz", "excitation frequency", [s.frequency for s in self.speeds])}
         if self.layout.tensioner is not None:
-            columns["tensioner_amplitude"] = ("rad", "tensioner arm amplitude", [s.arm_amplitude for s in self.speeds])
-            columns["tensioner_amplitude_deg"] = ("deg", "tensioner arm amplitude",
+            columns["tensioner_amplitude"] = ("rad", "tensioner arm amplitude (first harmonic)",
+                                              [s.arm_amplitude for s in self.speeds])
+            columns["tensioner_amplitude_deg"] = ("deg", "tensioner arm amplitude (first harmonic)",
                                                   [math.degrees(s.arm_amplitude) for s in self.speeds])
+            columns["tensioner_swing_deg"] = ("deg", "half the tensioner arm's peak-to-peak, all harmonics (the "
+                                                     "sweep's tensioner amplitude)",
+                                              [math.degrees(s.arm_swing) for s in self.speeds])
             columns["arm_friction_damping"] = ("N.m.s/rad", "the arm friction's equivalent viscous damping",
                                                [s.arm_damping for s in self.speeds])
             columns["arm_stuck"] = ("1", "share of the polygon instants at which the arm sticks",
@@ -312,8 +396,10 @@ class Response:
 
 def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES, drive=None, progress=None) -> Response:
     """The steady harmonic response of ``layout`` to ``excitation`` at crank speeds ``rpms``
-    [rpm] (module docstring). ``drive``: a :class:`BeltDrive` of ``layout`` to reuse;
-    ``progress(done, total)`` is called as anchors finish."""
+    [rpm] (module docstring): of the discretized model's linearization, or with ``[drive]
+    model = "lumped"`` of the lumped model's own step, linearized at every speed
+    (:class:`LumpedAnchor`). ``drive``: a :class:`BeltDrive` (or ``LumpedDrive``) of
+    ``layout`` to reuse; ``progress(done, total)`` is called as anchors finish."""
     from ..model.system import BeltDrive
     from .operating_point import operating_point
 
@@ -321,6 +407,17 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
     if problem is not None:
         raise ValueError(problem)
     rpms = np.asarray(sorted(float(r) for r in rpms))
+    if layout.drive.model == "lumped":
+        from ..model.lumped_system import LumpedDrive
+
+        drive = drive if drive is not None else LumpedDrive(layout)
+        speeds = []
+        for k, rpm in enumerate(rpms):
+            anchor = LumpedAnchor(drive, rpm, water_pump_torque(layout, rpm, excitation))
+            speeds.append(anchor.respond(rpm, excitation))
+            if progress is not None:
+                progress(k + 1, len(rpms))
+        return Response(layout, excitation, tuple(speeds), tuple(float(r) for r in rpms))
     anchors = anchor_speeds(rpms)
     drive = drive if drive is not None else BeltDrive(layout)
     models = []
