@@ -1068,6 +1068,11 @@ def _response_command(args) -> int:
         args.error(f"argument --rpm: {args.rpm!r}: speeds must lie in ({RPM_RANGE[0]:g}, {RPM_RANGE[1]:.0f}] rpm")
     layout = _with_model(_load_layout(args.layout), args.model)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
+    drive = None
+    if layout.drive.model == "lumped":  # what the lumped model does not take, before the excitation
+        from .model.lumped_system import LumpedDrive
+
+        drive = LumpedDrive(layout)
     ripple = _load_ripple(args, layout)
     excitation = Excitation(_excitation_settings(args), *(ripple or ()))
     problem = check_excitation(layout, excitation)
@@ -1076,7 +1081,7 @@ def _response_command(args) -> int:
     print(f"layout: {layout.source}" + ("; lumped model" if layout.drive.model == "lumped" else ""))
     print(f"response: {len(rpms)} speeds, {excitation.describe()}")
     start = time.perf_counter()
-    result = response(layout, rpms, excitation)
+    result = response(layout, rpms, excitation, drive=drive)
     print(f"wall time: {time.perf_counter() - start:.3g} s ({len(result.anchors)} operating points)")
     print()
     print(report_response(result))
@@ -1200,7 +1205,7 @@ def _discretized_note(layout) -> None:
     """The linear analysis linearizes the discretized model: say so for a lumped layout."""
     if layout.drive.model == "lumped":
         print("note: the layout selects the lumped model; this analysis linearizes the discretized model of the "
-              "same drive (the lumped model's linear core is belt_fmu.analysis.rotational)")
+              "same drive (belt-fmu response linearizes the lumped model itself)")
 
 
 def describe_arm_friction(friction, args) -> str:

@@ -13,7 +13,7 @@ from belt_fmu.analysis.arm_friction import equivalent_damping, stick_slip
 from belt_fmu.analysis.modes import ROTATIONAL, modes
 from belt_fmu.analysis.operating_point import operating_point
 from belt_fmu.analysis.response import Excitation, response
-from belt_fmu.cli import EXIT_USAGE, main
+from belt_fmu.cli import EXIT_LAYOUT, EXIT_USAGE, main
 from belt_fmu.layout import load_layout
 from belt_fmu.sweep import Run, RunSettings, run_point
 
@@ -250,7 +250,8 @@ def test_cli_on_a_torque_driven_drive(tmp_path, capsys):
     """A torque-driven crank (the built-in drive with crank_input = "torque" and 0.2 kg m^2):
     modes runs with the arm stuck by default and lists the crank among its coordinates;
     --arm-friction excited and a response without --load-ripple are usage errors naming why
-    (the crank's speed is an output); with the engine torque ripple the response runs."""
+    (the crank's speed is an output), and with the lumped model a layout error (it takes a
+    speed-driven crank only); with the engine torque ripple the response runs."""
     from importlib.resources import files
 
     text = (files("belt_fmu") / "layouts" / "default.toml").read_text()
@@ -264,6 +265,8 @@ def test_cli_on_a_torque_driven_drive(tmp_path, capsys):
     assert "torque-driven" in capsys.readouterr().err
     assert main(["response", str(layout), "--rpm", "800"]) == EXIT_USAGE
     assert "--load-ripple" in capsys.readouterr().err
+    assert main(["response", str(layout), "--model", "lumped", "--rpm", "800"]) == EXIT_LAYOUT
+    assert 'must be "speed" with drive.model = "lumped"' in capsys.readouterr().err
     out = tmp_path / "r.csv"
     assert main(["response", str(layout), "--rpm", "800", "--load-ripple", "crank:50", "--out", str(out)]) == 0
     assert "tensioner peak" in capsys.readouterr().out and out.stat().st_size > 0
