@@ -192,6 +192,37 @@ def test_lumped_response_predicts_the_lumped_sweep(amplitude_rpm, swept, low, hi
     assert predicted == pytest.approx(amplitude, rel=0.10)
 
 
+def test_lumped_linearization_against_the_lumped_time_domain():
+    """The lumped model's linearized step (what its response uses) against the lumped model
+    itself, in the linear regime: a water-pump torque ripple of 3 N m at order 2, 1500 rpm
+    (50 Hz), run for 1 s and the fundamental of each span's tension fitted over the last 10
+    periods. Every span's tension amplitude within 2 % of the response's (measured within
+    0.5 %: the step's linearization is the time domain's own; the arm sticks, as in the
+    response)."""
+    from belt_fmu.analysis.response import water_pump_torque
+    from belt_fmu.model.lumped_system import LumpedDrive
+    from belt_fmu.model.outputs import span_output_name, spans
+
+    layout = lumped(load_layout())
+    drive = LumpedDrive(layout)
+    rpm, ripple, step = 1500.0, 3.0, 1e-4
+    settings = RunSettings()
+    predicted = response(layout, [rpm], Excitation(settings, "water_pump", ripple), drive=drive).speeds[0]
+    pump = water_pump_torque(layout, rpm, Excitation(settings))
+    omega = 2.0 * rpm * 2 * math.pi / 60.0
+    t = np.arange(1, int(round(1.0 / step)) + 1) * step
+    crank = np.full(t.size, rpm * 2 * math.pi / 60.0)
+    drive.reset(crank[0], pump)
+    table = np.empty((t.size, len(drive.output_names)))
+    drive.advance_sampled(step, np.column_stack([crank, pump + ripple * np.sin(omega * (t - 0.5 * step))]), table)
+    last = int(round(10 * 2 * math.pi / omega / step))
+    names = [p.name for p in layout.pulleys]
+    for k, (a, b) in enumerate(spans(names)):
+        tension = table[-last:, drive.output_names.index(span_output_name("span_tension", a, b))]
+        fitted = abs(2.0 * np.mean((tension - tension.mean()) * np.exp(-1j * omega * t[-last:])))
+        assert predicted.span_tension[k] == pytest.approx(fitted, rel=0.02), f"span {a} -> {b}"
+
+
 def torque_driven(layout, crank_inertia):
     """``layout`` with its crank torque-driven, of inertia ``crank_inertia`` [kg m^2]."""
     pulleys = list(layout.pulleys)
