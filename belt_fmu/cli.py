@@ -975,10 +975,12 @@ def _add_analysis_parsers(commands, layout_help: str) -> None:
         description="Linearize the discretized model about its steady running state (belt nodes, pulleys, "
                     "tensioner arm; friction by its local slope; the belt's transport terms) and list the lowest "
                     "natural modes: frequency, damping ratio and where the mode's energy is (rotational, a named "
-                    "span's transverse motion, or mixed). Optionally draw the first modes on the layout. See "
-                    "docs/modes.md.",
+                    "span's transverse motion, or mixed). Optionally draw the first modes on the layout. With the "
+                    "lumped model, its own step linearized (frequency, damping ratio, energy shares; no drawing). "
+                    "See docs/modes.md.",
     )
     modes.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    _add_model(modes)
     _add_inputs(modes)
     _add_mode_options(modes)
     modes.add_argument("--plot", metavar="FIGURE",
@@ -1205,7 +1207,7 @@ def _discretized_note(layout) -> None:
     """The linear analysis linearizes the discretized model: say so for a lumped layout."""
     if layout.drive.model == "lumped":
         print("note: the layout selects the lumped model; this analysis linearizes the discretized model of the "
-              "same drive (belt-fmu response linearizes the lumped model itself)")
+              "same drive (belt-fmu modes and response linearize the lumped model itself)")
 
 
 def describe_arm_friction(friction, args) -> str:
@@ -1227,12 +1229,14 @@ def _check_arm_excitation(args, layout) -> None:
 
 
 def _modes_command(args) -> int:
-    from .analysis.modes import HEAVY_DAMPING, modes, report
+    from .analysis.modes import modes
     from .analysis.operating_point import operating_point
 
-    layout = _load_layout(args.layout)
+    layout = _with_model(_load_layout(args.layout), args.model)
     _check_outputs(args.error, args.layout or layout.source, {"--plot": args.plot})
     _check_arm_excitation(args, layout)
+    if layout.drive.model == "lumped":
+        return _lumped_modes(args, layout)
     start = time.perf_counter()
     point = operating_point(layout, args.rpm, args.water_pump_torque, statistics=False)
     friction = _arm_friction(args, point)
@@ -1240,14 +1244,7 @@ def _modes_command(args) -> int:
     wall = time.perf_counter() - start
     print(f"layout: {layout.source}")
     _discretized_note(layout)
-    print(f"operating point: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, belt speed "
-          f"{point.belt_speed:.4g} m/s; tensioner arm friction {describe_arm_friction(friction, args)}")
-    print()
-    print(report(found, _table))
-    if any(m.heavily_damped for m in found.modes):
-        print(f"\n*: heavily damped (damping ratio above {100 * HEAVY_DAMPING:g} %): a broad, low response peak")
-    if len(found) < args.count:
-        print(f"\nnote: {len(found)} oscillating modes found of the {args.count} asked for")
+    _print_modes(found, args, point.belt_speed, friction)
     print(f"\nwall time: {wall:.3g} s (operating point, linearization, eigenvalues)")
     if args.plot is not None:
         from .analysis.figures import plot_modes
@@ -1255,6 +1252,53 @@ def _modes_command(args) -> int:
 
         if not _write("--plot", args.plot, lambda p: save_figure(plot_modes(found, SHAPES_DRAWN), p)):
             return EXIT_OUTPUT
+    return 0
+
+
+def _print_modes(found, args, belt_speed: float, friction) -> None:
+    """The operating point's line and the table of ``found`` modes, with their notes."""
+    from .analysis.modes import HEAVY_DAMPING, report
+
+    print(f"operating point: crank {args.rpm:g} rpm, water-pump torque {args.water_pump_torque:g} N.m, belt speed "
+          f"{belt_speed:.4g} m/s; tensioner arm friction {describe_arm_friction(friction, args)}")
+    print()
+    print(report(found, _table))
+    if any(m.heavily_damped for m in found.modes):
+        print(f"\n*: heavily damped (damping ratio above {100 * HEAVY_DAMPING:g} %): a broad, low response peak")
+    if len(found) < args.count:
+        print(f"\nnote: {len(found)} oscillating modes found of the {args.count} asked for")
+
+
+def _lumped_modes(args, layout) -> int:
+    """``modes`` of the lumped model: its own step linearized (belt_fmu.analysis.lumped_linearization)."""
+    import numpy as np
+
+    from .analysis.lumped_linearization import linearize_lumped, natural_modes
+    from .analysis.modes import AXIAL, ROTATIONAL, Mode, Modes, classify
+    from .model.lumped_system import LumpedDrive
+    from .units import RPM
+
+    if args.plot is not None:
+        args.error("argument --plot: the drawn mode shapes are the discretized belt's; with the lumped model modes "
+                   "lists frequencies, damping ratios and energy shares")
+    drive = LumpedDrive(layout)
+    start = time.perf_counter()
+    crank_speed = args.rpm * RPM
+    friction = args.arm_friction
+    if friction == "excited":
+        from .analysis.response import Excitation, LumpedAnchor
+
+        anchor = LumpedAnchor(drive, args.rpm, args.water_pump_torque)
+        friction = anchor.respond(args.rpm, Excitation(_excitation_settings(args))).arm_damping
+    drive.reset(crank_speed, args.water_pump_torque)
+    linear = linearize_lumped(drive, crank_speed, args.water_pump_torque, friction)
+    found = Modes(None, np.zeros(0), tuple(Mode(f, z, np.zeros(0), shares, classify(shares))  # no polygon
+                                           for f, z, shares in natural_modes(linear, drive, args.count)),
+                  (ROTATIONAL, AXIAL), str(friction))
+    wall = time.perf_counter() - start
+    print(f"layout: {layout.source}; lumped model")
+    _print_modes(found, args, crank_speed * drive.parameters.pulleys["radius"][layout.crank_index], friction)
+    print(f"\nwall time: {wall:.3g} s (steady state, linearization of the step, eigenvalues)")
     return 0
 
 

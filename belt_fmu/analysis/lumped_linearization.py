@@ -54,16 +54,20 @@ class LumpedLinearization:
     c: np.ndarray  # (q, m) the outputs after a step per state component before it
     outputs: np.ndarray  # (q,) the outputs at the steady state
     arm: int | None  # index in x of the arm angle
+    kept: np.ndarray  # (m,) position of each component of x in the drive's (y, work)
 
 
-def linearize_lumped(drive, crank_speed: float, water_pump_torque: float) -> LumpedLinearization:
+def linearize_lumped(drive, crank_speed: float, water_pump_torque: float,
+                     arm_friction: str | float = "sliding") -> LumpedLinearization:
     """The step of the lumped ``drive`` (a :class:`~belt_fmu.model.lumped_system.LumpedDrive`,
     reset to its steady running state at ``crank_speed`` [rad/s] and ``water_pump_torque``
-    [N m]) linearized there, its arm's Coulomb friction left out. The drive's state is
-    restored afterwards."""
+    [N m]) linearized there. ``arm_friction``: "sliding", its arm's Coulomb friction left out;
+    "stuck", kept (its regularized law's slope at rest); a number, left out and that viscous
+    damping [N m s/rad] added to the arm's damper. The drive's state is restored afterwards."""
     saved = drive.get_state()
     tensioner = drive.parameters.tensioner
     levels = (float(tensioner[0]["friction_away"]), float(tensioner[0]["friction_toward"]))
+    damper = float(tensioner[0]["damping"])
     n_y = drive.y.size
     x0 = np.concatenate([drive.y, drive.work])
 
@@ -74,7 +78,10 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float) -> Lum
         return np.concatenate([drive.y, drive.work]), drive.output_values.copy()
 
     try:
-        tensioner[0]["friction_away"] = tensioner[0]["friction_toward"] = 0.0
+        if arm_friction != "stuck":
+            tensioner[0]["friction_away"] = tensioner[0]["friction_toward"] = 0.0
+        if not isinstance(arm_friction, str):
+            tensioner[0]["damping"] = damper + float(arm_friction)
         scale = np.maximum(np.abs(x0), 1e-3)
         columns, output_columns = [], []
         for i in range(x0.size):
@@ -112,6 +119,7 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float) -> Lum
             arm = int(drive._so[[name for name, _, _ in LUMPED_STATE_LAYOUT].index("arm")])  # its angle
     finally:
         tensioner[0]["friction_away"], tensioner[0]["friction_toward"] = levels
+        tensioner[0]["damping"] = damper
         drive.set_state(saved)
     # keep the components some step reads: their columns are not zero
     kept = np.flatnonzero(np.any(a != 0.0, axis=0) | np.any(c != 0.0, axis=0))
@@ -122,7 +130,7 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float) -> Lum
         arm_index = int(np.searchsorted(kept, arm))
     return LumpedLinearization(STEP, a[np.ix_(kept, kept)],
                                {name: (b[kept], d) for name, (b, d) in inputs.items()},
-                               c[:, kept], drive.output_values.copy(), arm_index)
+                               c[:, kept], drive.output_values.copy(), arm_index, kept)
 
 
 def frequency_response(linear: LumpedLinearization, omega: float, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -132,3 +140,50 @@ def frequency_response(linear: LumpedLinearization, omega: float, name: str) -> 
     b, d = linear.inputs[name]
     x = np.linalg.solve(z * np.eye(len(linear.a)) - linear.a, b)
     return x, (linear.c @ x + d) / z
+
+
+#: [Hz] modes below this are the step's integrators (the pulley angles) and creeps
+MIN_FREQUENCY = 1.0
+
+
+def natural_modes(linear: LumpedLinearization, drive, count: int):
+    """The ``count`` lowest oscillating modes of the linearized step, ascending:
+    (frequency [Hz], damping ratio, kinetic energy shares) each. An eigenvalue ``mu`` of A is
+    the continuous ``s = ln(mu) / dt`` (the step's map over dt), kept if it oscillates
+    (``Im s > 0``) between :data:`MIN_FREQUENCY` and a quarter of the step's rate, beyond which
+    the step no longer resolves a motion; ``f = |s| / 2 pi``, ``zeta = -Re s / |s|``. The
+    shares are those of the pulleys' and the arm's rotation (``rotational``) and of the spans'
+    belt (``belt axial``, its flows) in the mode's kinetic energy."""
+    from .modes import AXIAL, ROTATIONAL
+
+    values, vectors = np.linalg.eig(linear.a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.log(values.astype(complex)) / linear.dt
+    size = np.abs(s)
+    keep = np.flatnonzero((s.imag > 1e-6 * size) & (size > 2 * np.pi * MIN_FREQUENCY)
+                          & (s.imag < 0.5 * np.pi / linear.dt))
+    keep = keep[np.argsort(size[keep])][:count]
+    layout = drive.layout
+    names = [name for name, _, _ in LUMPED_STATE_LAYOUT]
+    starts = drive._so
+    position = {int(k): i for i, k in enumerate(linear.kept)}
+
+    def rows(view, n):
+        return [position.get(int(starts[names.index(view)]) + j) for j in range(n)]
+
+    p = len(layout.pulleys)
+    inertia = np.array([q.inertia_kgm2 for q in layout.pulleys])
+    spans = drive.arrays["span_length"] * layout.belt.mass_per_length_kg_per_m
+    rate, flow = rows("omega", p), rows("flow", p)
+    arm = rows("arm", 2)[1] if layout.tensioner is not None else None
+    found = []
+    for k in keep:
+        v = vectors[:, k]
+        turning = sum(inertia[j] * abs(v[i]) ** 2 for j, i in enumerate(rate) if i is not None)
+        if arm is not None:
+            turning += layout.tensioner.arm_inertia_kgm2 * abs(v[arm]) ** 2
+        belt = sum(spans[j] * abs(v[i]) ** 2 for j, i in enumerate(flow) if i is not None)
+        total = turning + belt
+        shares = {ROTATIONAL: turning / total, AXIAL: belt / total} if total > 0 else {ROTATIONAL: 0.0, AXIAL: 0.0}
+        found.append((float(size[k] / (2 * np.pi)), float(-s[k].real / size[k]), shares))
+    return found

@@ -309,7 +309,8 @@ def report(result: Modes, table, count: int | None = None) -> str:
     """The modes as a text table; ``table(header, rows)`` formats it."""
     rows = []
     for k, mode in enumerate(result.modes[:count]):
-        rows.append([str(k + 1), f"{mode.frequency:.2f}", f"{mode.spread[0]:.1f} - {mode.spread[1]:.1f}",
+        spread = "-" if math.isnan(mode.spread[0]) else f"{mode.spread[0]:.1f} - {mode.spread[1]:.1f}"
+        rows.append([str(k + 1), f"{mode.frequency:.2f}", spread,
                      f"{100 * mode.damping_ratio:.2f}" + (" *" if mode.heavily_damped else ""),
                      mode.classification])
     return table(["mode", "frequency [Hz]", "over polygon period", "damping [%]",
