@@ -991,10 +991,11 @@ def _add_analysis_parsers(commands, layout_help: str) -> None:
         "campbell", help="Campbell diagram: natural frequencies over crank speed with engine orders",
         description="Compute the lowest natural modes at each crank speed (each about its own operating point) and "
                     "list where they cross the engine-order lines (speed, order, mode, frequency); optionally "
-                    "write the frequencies as CSV and plot the diagram. Speeds run on the local cores. See "
-                    "docs/modes.md.",
+                    "write the frequencies as CSV and plot the diagram. Speeds run on the local cores. With the "
+                    "lumped model, its own step linearized at each speed. See docs/modes.md.",
     )
     campbell.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
+    _add_model(campbell)
     _add_speeds(campbell, "500:6000:40")
     campbell.add_argument("--orders", default="2,4", metavar="ORDERS",
                           help="engine orders, comma-separated multiples of 0.5 (default: %(default)s)")
@@ -1203,13 +1204,6 @@ def _report_command(args) -> int:
     return 0
 
 
-def _discretized_note(layout) -> None:
-    """The linear analysis linearizes the discretized model: say so for a lumped layout."""
-    if layout.drive.model == "lumped":
-        print("note: the layout selects the lumped model; this analysis linearizes the discretized model of the "
-              "same drive (belt-fmu modes and response linearize the lumped model itself)")
-
-
 def describe_arm_friction(friction, args) -> str:
     """The arm friction a modes or campbell run used, for its header."""
     if isinstance(friction, str):
@@ -1243,7 +1237,6 @@ def _modes_command(args) -> int:
     found = modes(point, args.count, friction)
     wall = time.perf_counter() - start
     print(f"layout: {layout.source}")
-    _discretized_note(layout)
     _print_modes(found, args, point.belt_speed, friction)
     print(f"\nwall time: {wall:.3g} s (operating point, linearization, eigenvalues)")
     if args.plot is not None:
@@ -1273,8 +1266,9 @@ def _lumped_modes(args, layout) -> int:
     """``modes`` of the lumped model: its own step linearized (belt_fmu.analysis.lumped_linearization)."""
     import numpy as np
 
-    from .analysis.lumped_linearization import linearize_lumped, natural_modes
+    from .analysis.lumped_linearization import lumped_modes
     from .analysis.modes import AXIAL, ROTATIONAL, Mode, Modes, classify
+    from .analysis.response import Excitation
     from .model.lumped_system import LumpedDrive
     from .units import RPM
 
@@ -1283,21 +1277,14 @@ def _lumped_modes(args, layout) -> int:
                    "lists frequencies, damping ratios and energy shares")
     drive = LumpedDrive(layout)
     start = time.perf_counter()
-    crank_speed = args.rpm * RPM
-    friction = args.arm_friction
-    if friction == "excited":
-        from .analysis.response import Excitation, LumpedAnchor
-
-        anchor = LumpedAnchor(drive, args.rpm, args.water_pump_torque)
-        friction = anchor.respond(args.rpm, Excitation(_excitation_settings(args))).arm_damping
-    drive.reset(crank_speed, args.water_pump_torque)
-    linear = linearize_lumped(drive, crank_speed, args.water_pump_torque, friction)
+    friction, modes = lumped_modes(drive, args.rpm, args.water_pump_torque, args.count, args.arm_friction,
+                                   Excitation(_excitation_settings(args)))
     found = Modes(None, np.zeros(0), tuple(Mode(f, z, np.zeros(0), shares, classify(shares))  # no polygon
-                                           for f, z, shares in natural_modes(linear, drive, args.count)),
-                  (ROTATIONAL, AXIAL), str(friction))
+                                           for f, z, shares in modes), (ROTATIONAL, AXIAL), str(friction))
     wall = time.perf_counter() - start
     print(f"layout: {layout.source}; lumped model")
-    _print_modes(found, args, crank_speed * drive.parameters.pulleys["radius"][layout.crank_index], friction)
+    belt_speed = args.rpm * RPM * drive.parameters.pulleys["radius"][layout.crank_index]
+    _print_modes(found, args, belt_speed, friction)
     print(f"\nwall time: {wall:.3g} s (steady state, linearization of the step, eigenvalues)")
     return 0
 
@@ -1320,12 +1307,11 @@ def _campbell_command(args) -> int:
         args.error(f"argument --orders: {args.orders!r}: give comma-separated numbers, e.g. 2,4")
     if not all(q > 0 and (2 * q).is_integer() for q in orders):
         args.error(f"argument --orders: {args.orders!r}: each order must be a multiple of 0.5 > 0")
-    layout = _load_layout(args.layout)
+    layout = _with_model(_load_layout(args.layout), args.model)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
     _check_arm_excitation(args, layout)
     workers = min(args.workers or default_workers(), len(rpms))
-    print(f"layout: {layout.source}")
-    _discretized_note(layout)
+    print(f"layout: {layout.source}" + ("; lumped model" if layout.drive.model == "lumped" else ""))
     print(f"campbell: {len(rpms)} speeds, {args.count} modes each, orders {', '.join(f'{q:g}' for q in orders)}, on "
           + ("this process" if workers == 1 else f"{workers} local processes")
           + f"; tensioner arm friction {args.arm_friction}"

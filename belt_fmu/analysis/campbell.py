@@ -72,15 +72,21 @@ def speed_modes(layout, rpm: float, count: int, water_pump_torque: float, arm_fr
     ``arm_friction`` "excited": the equivalent damping of the arm friction under
     ``excitation`` (:func:`belt_fmu.analysis.response.excited_arm_friction`) at this speed."""
     from ..model.initialization import InitializationError
-    from ..model.system import BeltDrive, DivergenceError
-    from .modes import modes
+    from ..model.system import DivergenceError, make_drive
+    from .modes import classify, modes
     from .operating_point import operating_point
     from .response import excited_arm_friction
 
     try:
         drive = _DRIVES.get(layout)
         if drive is None:
-            drive = _DRIVES.setdefault(layout, BeltDrive(layout))
+            drive = _DRIVES.setdefault(layout, make_drive(layout))
+        if layout.drive.model == "lumped":  # the lumped model's own modes
+            from .lumped_linearization import lumped_modes
+
+            _, found = lumped_modes(drive, rpm, water_pump_torque, count, arm_friction, excitation)
+            return SpeedModes(rpm, np.array([f for f, _, _ in found]), np.array([z for _, z, _ in found]),
+                              tuple(classify(shares) for _, _, shares in found))
         point = operating_point(layout, rpm, water_pump_torque, settle_time, drive=drive, statistics=False)
         if arm_friction == "excited":
             arm_friction = excited_arm_friction(point, excitation)

@@ -171,7 +171,7 @@ def plot_campbell(result, layout, water_pump_torque: float | None = None):
     ax.set_xlabel("crank speed [rpm]")
     ax.set_ylabel("natural frequency [Hz]")
     ax.set_title(f"{layout.drive.name}: Campbell diagram (orders {', '.join(f'{q:g}' for q in result.orders)}; "
-                 f"dashed and light: damping above {100 * HEAVY_DAMPING:g} %), discretized model linearized"
+                 f"dashed and light: damping above {100 * HEAVY_DAMPING:g} %), {layout.drive.model} model linearized"
                  + (f"\nat water-pump torque {water_pump_torque:g} N.m" if water_pump_torque is not None else ""),
                  fontsize=10)
     ax.grid(True, linewidth=0.3)

@@ -187,3 +187,20 @@ def natural_modes(linear: LumpedLinearization, drive, count: int):
         shares = {ROTATIONAL: turning / total, AXIAL: belt / total} if total > 0 else {ROTATIONAL: 0.0, AXIAL: 0.0}
         found.append((float(size[k] / (2 * np.pi)), float(-s[k].real / size[k]), shares))
     return found
+
+
+def lumped_modes(drive, rpm: float, water_pump_torque: float, count: int, arm_friction="stuck", excitation=None):
+    """(the arm friction used, :func:`natural_modes`) of the lumped ``drive`` at its steady
+    running state at ``rpm`` [rpm] and ``water_pump_torque`` [N m]: the arm's friction
+    "stuck", "sliding" (:func:`linearize_lumped`), or "excited": the equivalent damping
+    [N m s/rad] the harmonic response gives under ``excitation`` at this speed
+    (:class:`belt_fmu.analysis.response.LumpedAnchor`)."""
+    from ..units import RPM
+
+    if arm_friction == "excited":
+        from .response import LumpedAnchor
+
+        arm_friction = LumpedAnchor(drive, rpm, water_pump_torque).respond(rpm, excitation).arm_damping
+    speed = rpm * RPM
+    drive.reset(speed, water_pump_torque)
+    return arm_friction, natural_modes(linearize_lumped(drive, speed, water_pump_torque, arm_friction), drive, count)
