@@ -1264,10 +1264,7 @@ def _print_modes(found, args, belt_speed: float, friction) -> None:
 
 def _lumped_modes(args, layout) -> int:
     """``modes`` of the lumped model: its own step linearized (belt_fmu.analysis.lumped_linearization)."""
-    import numpy as np
-
     from .analysis.lumped_linearization import lumped_modes
-    from .analysis.modes import AXIAL, ROTATIONAL, Mode, Modes, classify
     from .analysis.response import Excitation
     from .model.lumped_system import LumpedDrive
     from .units import RPM
@@ -1277,10 +1274,8 @@ def _lumped_modes(args, layout) -> int:
                    "lists frequencies, damping ratios and energy shares")
     drive = LumpedDrive(layout)
     start = time.perf_counter()
-    friction, modes = lumped_modes(drive, args.rpm, args.water_pump_torque, args.count, args.arm_friction,
+    friction, found = lumped_modes(drive, args.rpm, args.water_pump_torque, args.count, args.arm_friction,
                                    Excitation(_excitation_settings(args)))
-    found = Modes(None, np.zeros(0), tuple(Mode(f, z, np.zeros(0), shares, classify(shares))  # no polygon
-                                           for f, z, shares in modes), (ROTATIONAL, AXIAL), str(friction))
     wall = time.perf_counter() - start
     print(f"layout: {layout.source}; lumped model")
     belt_speed = args.rpm * RPM * drive.parameters.pulleys["radius"][layout.crank_index]

@@ -258,12 +258,12 @@ def test_lumped_modes_arm_mode_against_the_rotational_reference(capsys):
     arm, tension = drive.steady_state(speed, 0.3)
     radius = drive.parameters.pulleys["radius"][layout.crank_index]
     reference, _ = rotational.natural_frequencies(rotational.rotational_model(layout, arm, tension, speed * radius))
-    assert found[0][0] == pytest.approx(reference[0], rel=0.10)
-    assert 0.25 < found[0][1] < 0.7  # heavily damped, as the sweep's broad peak
-    assert main(["modes", "--model", "lumped", "--rpm", "1400", "--water-pump-torque", "0.3", "--arm-friction", "sliding",
-                 "--count", "3"]) == 0
+    assert found[0].frequency == pytest.approx(reference[0], rel=0.10)
+    assert 0.25 < found[0].damping_ratio < 0.7  # heavily damped, as the sweep's broad peak
+    assert main(["modes", "--model", "lumped", "--rpm", "1400", "--water-pump-torque", "0.3",
+                 "--arm-friction", "sliding", "--count", "3"]) == 0
     first = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("1 "))
-    assert float(first.split()[1]) == pytest.approx(found[0][0], rel=1e-3)
+    assert float(first.split()[1]) == pytest.approx(found[0].frequency, rel=1e-3)
     assert main(["modes", "--model", "lumped", "--plot", "m.png"]) == EXIT_USAGE
     assert "discretized belt" in capsys.readouterr().err
 

@@ -73,7 +73,7 @@ def speed_modes(layout, rpm: float, count: int, water_pump_torque: float, arm_fr
     ``excitation`` (:func:`belt_fmu.analysis.response.excited_arm_friction`) at this speed."""
     from ..model.initialization import InitializationError
     from ..model.system import DivergenceError, make_drive
-    from .modes import classify, modes
+    from .modes import modes
     from .operating_point import operating_point
     from .response import excited_arm_friction
 
@@ -85,12 +85,11 @@ def speed_modes(layout, rpm: float, count: int, water_pump_torque: float, arm_fr
             from .lumped_linearization import lumped_modes
 
             _, found = lumped_modes(drive, rpm, water_pump_torque, count, arm_friction, excitation)
-            return SpeedModes(rpm, np.array([f for f, _, _ in found]), np.array([z for _, z, _ in found]),
-                              tuple(classify(shares) for _, _, shares in found))
-        point = operating_point(layout, rpm, water_pump_torque, settle_time, drive=drive, statistics=False)
-        if arm_friction == "excited":
-            arm_friction = excited_arm_friction(point, excitation)
-        found = modes(point, count, arm_friction)
+        else:
+            point = operating_point(layout, rpm, water_pump_torque, settle_time, drive=drive, statistics=False)
+            if arm_friction == "excited":
+                arm_friction = excited_arm_friction(point, excitation)
+            found = modes(point, count, arm_friction)
     except (InitializationError, DivergenceError, ValueError) as err:
         return SpeedModes(rpm, np.zeros(0), np.zeros(0), (), f"{type(err).__name__}: {err}")
     return SpeedModes(rpm, found.frequencies, np.array([m.damping_ratio for m in found.modes]),

@@ -70,12 +70,21 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float,
     damper = float(tensioner[0]["damping"])
     n_y = drive.y.size
     x0 = np.concatenate([drive.y, drive.work])
+    spring = float(tensioner[0]["spring_preload"])
 
-    def step(x, crank=crank_speed, pump=water_pump_torque):
+    def step(x=x0, crank=crank_speed, pump=water_pump_torque, preload=spring):
+        """(x after one step from x, the outputs after it) at these inputs and spring preload."""
         drive.y[:] = x[:n_y]
         drive.work[:] = x[n_y:]
+        tensioner[0]["spring_preload"] = preload
         drive.advance(STEP, crank, pump)
         return np.concatenate([drive.y, drive.work]), drive.output_values.copy()
+
+    def central(h, change):
+        """Central differences of (x after a step, outputs) in a change ``h`` of what
+        ``change(delta)`` (the keyword arguments of ``step``) moves."""
+        (fp, yp), (fm, ym) = step(**change(h)), step(**change(-h))
+        return (fp - fm) / (2 * h), (yp - ym) / (2 * h)
 
     try:
         if arm_friction != "stuck":
@@ -83,41 +92,25 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float,
         if not isinstance(arm_friction, str):
             tensioner[0]["damping"] = damper + float(arm_friction)
         scale = np.maximum(np.abs(x0), 1e-3)
-        columns, output_columns = [], []
-        for i in range(x0.size):
-            h = PERTURBATION * scale[i]
-            xp, xm = x0.copy(), x0.copy()
-            xp[i] += h
-            xm[i] -= h
-            fp, yp = step(xp)
-            fm, ym = step(xm)
-            columns.append((fp - fm) / (2 * h))
-            output_columns.append((yp - ym) / (2 * h))
-        a = np.array(columns).T
-        c = np.array(output_columns).T
-        inputs = {}
-        h = PERTURBATION * max(abs(crank_speed), 1.0)
-        fp, yp = step(x0, crank=crank_speed + h)
-        fm, ym = step(x0, crank=crank_speed - h)
-        inputs["crank_speed"] = ((fp - fm) / (2 * h), (yp - ym) / (2 * h))
-        h = PERTURBATION * max(abs(water_pump_torque), 1.0)
-        fp, yp = step(x0, pump=water_pump_torque + h)
-        fm, ym = step(x0, pump=water_pump_torque - h)
-        inputs["water_pump_torque"] = ((fp - fm) / (2 * h), (yp - ym) / (2 * h))
+        unit = np.eye(x0.size)
+        columns = [central(PERTURBATION * scale[i], lambda d, i=i: {"x": x0 + d * unit[i]}) for i in range(x0.size)]
+        a = np.array([f for f, _ in columns]).T
+        c = np.array([y for _, y in columns]).T
+        inputs = {
+            "crank_speed": central(PERTURBATION * max(abs(crank_speed), 1.0),
+                                   lambda d: {"crank": crank_speed + d}),
+            "water_pump_torque": central(PERTURBATION * max(abs(water_pump_torque), 1.0),
+                                         lambda d: {"pump": water_pump_torque + d}),
+        }
         arm = None
         if drive.layout.tensioner is not None:
             # a torque T on the arm: the spring's preload moved by T / spring_sense
-            preload = float(tensioner[0]["spring_preload"])
             sense = float(tensioner[0]["spring_sense"])
-            h = PERTURBATION * max(abs(preload), 1.0)
-            tensioner[0]["spring_preload"] = preload + h / sense
-            fp, yp = step(x0)
-            tensioner[0]["spring_preload"] = preload - h / sense
-            fm, ym = step(x0)
-            tensioner[0]["spring_preload"] = preload
-            inputs["arm_torque"] = ((fp - fm) / (2 * h), (yp - ym) / (2 * h))
-            arm = int(drive._so[[name for name, _, _ in LUMPED_STATE_LAYOUT].index("arm")])  # its angle
+            inputs["arm_torque"] = central(PERTURBATION * max(abs(spring), 1.0),
+                                           lambda d: {"preload": spring + d / sense})
+            arm = state_start(drive, "arm")  # its angle
     finally:
+        tensioner[0]["spring_preload"] = spring
         tensioner[0]["friction_away"], tensioner[0]["friction_toward"] = levels
         tensioner[0]["damping"] = damper
         drive.set_state(saved)
@@ -133,28 +126,35 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float,
                                c[:, kept], drive.output_values.copy(), arm_index, kept)
 
 
-def frequency_response(linear: LumpedLinearization, omega: float, name: str) -> tuple[np.ndarray, np.ndarray]:
+def state_start(drive, view: str) -> int:
+    """Where the state view ``view`` (:data:`belt_fmu.model.lumped.LUMPED_STATE_LAYOUT`)
+    starts in the lumped ``drive``'s state vector ``y``."""
+    return int(drive._so[[name for name, _, _ in LUMPED_STATE_LAYOUT].index(view)])
+
+
+def frequency_response(linear: LumpedLinearization, omega: float, *names: str) -> list[tuple]:
     """(X (m,), Y (q,)) complex amplitudes of the state and the outputs for a unit harmonic
-    amplitude of the input ``name`` at ``omega`` [rad/s] (module docstring)."""
+    amplitude at ``omega`` [rad/s] of each input of ``names`` (module docstring), from one
+    solve."""
     z = np.exp(1j * omega * linear.dt)
-    b, d = linear.inputs[name]
+    b = np.column_stack([linear.inputs[name][0] for name in names])
     x = np.linalg.solve(z * np.eye(len(linear.a)) - linear.a, b)
-    return x, (linear.c @ x + d) / z
+    return [(x[:, k], (linear.c @ x[:, k] + linear.inputs[name][1]) / z) for k, name in enumerate(names)]
 
 
 #: [Hz] modes below this are the step's integrators (the pulley angles) and creeps
 MIN_FREQUENCY = 1.0
 
 
-def natural_modes(linear: LumpedLinearization, drive, count: int):
-    """The ``count`` lowest oscillating modes of the linearized step, ascending:
-    (frequency [Hz], damping ratio, kinetic energy shares) each. An eigenvalue ``mu`` of A is
+def natural_modes(linear: LumpedLinearization, drive, count: int) -> tuple:
+    """The ``count`` lowest oscillating modes of the linearized step, ascending
+    (:class:`belt_fmu.analysis.modes.Mode`: no shape, no polygon spread). An eigenvalue ``mu`` of A is
     the continuous ``s = ln(mu) / dt`` (the step's map over dt), kept if it oscillates
     (``Im s > 0``) between :data:`MIN_FREQUENCY` and a quarter of the step's rate, beyond which
     the step no longer resolves a motion; ``f = |s| / 2 pi``, ``zeta = -Re s / |s|``. The
     shares are those of the pulleys' and the arm's rotation (``rotational``) and of the spans'
     belt (``belt axial``, its flows) in the mode's kinetic energy."""
-    from .modes import AXIAL, ROTATIONAL
+    from .modes import AXIAL, ROTATIONAL, Mode, classify
 
     values, vectors = np.linalg.eig(linear.a)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -164,12 +164,10 @@ def natural_modes(linear: LumpedLinearization, drive, count: int):
                           & (s.imag < 0.5 * np.pi / linear.dt))
     keep = keep[np.argsort(size[keep])][:count]
     layout = drive.layout
-    names = [name for name, _, _ in LUMPED_STATE_LAYOUT]
-    starts = drive._so
     position = {int(k): i for i, k in enumerate(linear.kept)}
 
     def rows(view, n):
-        return [position.get(int(starts[names.index(view)]) + j) for j in range(n)]
+        return [position.get(state_start(drive, view) + j) for j in range(n)]
 
     p = len(layout.pulleys)
     inertia = np.array([q.inertia_kgm2 for q in layout.pulleys])
@@ -185,17 +183,20 @@ def natural_modes(linear: LumpedLinearization, drive, count: int):
         belt = sum(spans[j] * abs(v[i]) ** 2 for j, i in enumerate(flow) if i is not None)
         total = turning + belt
         shares = {ROTATIONAL: turning / total, AXIAL: belt / total} if total > 0 else {ROTATIONAL: 0.0, AXIAL: 0.0}
-        found.append((float(size[k] / (2 * np.pi)), float(-s[k].real / size[k]), shares))
-    return found
+        found.append(Mode(float(size[k] / (2 * np.pi)), float(-s[k].real / size[k]), np.zeros(0), shares,
+                          classify(shares)))
+    return tuple(found)
 
 
 def lumped_modes(drive, rpm: float, water_pump_torque: float, count: int, arm_friction="stuck", excitation=None):
-    """(the arm friction used, :func:`natural_modes`) of the lumped ``drive`` at its steady
+    """(the arm friction used, :class:`belt_fmu.analysis.modes.Modes` of :func:`natural_modes`,
+    without operating point or coordinates) of the lumped ``drive`` at its steady
     running state at ``rpm`` [rpm] and ``water_pump_torque`` [N m]: the arm's friction
     "stuck", "sliding" (:func:`linearize_lumped`), or "excited": the equivalent damping
     [N m s/rad] the harmonic response gives under ``excitation`` at this speed
     (:class:`belt_fmu.analysis.response.LumpedAnchor`)."""
     from ..units import RPM
+    from .modes import AXIAL, ROTATIONAL, Modes
 
     if arm_friction == "excited":
         from .response import LumpedAnchor
@@ -203,4 +204,5 @@ def lumped_modes(drive, rpm: float, water_pump_torque: float, count: int, arm_fr
         arm_friction = LumpedAnchor(drive, rpm, water_pump_torque).respond(rpm, excitation).arm_damping
     speed = rpm * RPM
     drive.reset(speed, water_pump_torque)
-    return arm_friction, natural_modes(linearize_lumped(drive, speed, water_pump_torque, arm_friction), drive, count)
+    found = natural_modes(linearize_lumped(drive, speed, water_pump_torque, arm_friction), drive, count)
+    return arm_friction, Modes(None, np.zeros(0), found, (ROTATIONAL, AXIAL), str(arm_friction))

@@ -284,10 +284,14 @@ class LumpedAnchor:
         tension = linear.outputs[self.rows["span_tension"]]
         centrifugal = layout.belt.mass_per_length_kg_per_m * (crank_speed * self.radii[layout.crank_index]) ** 2
         wraps = drive.arrays["wrap"]
-        self.torque = np.abs(self.radii * (np.roll(tension, 1) - tension))  # r_j (T_(j-1) - T_j)
+        self.torque = self._belt_torque(tension)
         self.capacity = np.array([
             capstan(max(tension[j - 1], tension[j]), min(tension[j - 1], tension[j]), centrifugal,
                     effective_mu(layout, layout.pulleys[j]), wraps[j], self.radii[j])[1] for j in range(p)])
+
+    def _belt_torque(self, tension):
+        """|r_j (T_(j-1) - T_j)| [N m]: each pulley's belt torque from its spans' tensions."""
+        return np.abs(self.radii * (np.roll(tension, 1) - tension))
 
     def respond(self, rpm: float, excitation: Excitation) -> SpeedResponse:
         """The response to ``excitation`` at crank speed ``rpm``."""
@@ -296,17 +300,16 @@ class LumpedAnchor:
         linear = self.linear
         omega = excitation.order * rpm * RPM
         if excitation.ripple_pulley is None:
-            x, y = frequency_response(linear, omega, "crank_speed")
-            amplitude = excitation.settings.irregularity_at(rpm) * RPM
+            source, amplitude = "crank_speed", excitation.settings.irregularity_at(rpm) * RPM
         else:
-            x, y = frequency_response(linear, omega, "water_pump_torque")
-            amplitude = excitation.ripple_torque
-        x, y = x * amplitude, y * amplitude
-        friction = None
+            source, amplitude = "water_pump_torque", excitation.ripple_torque
         arm = linear.arm
+        responses = frequency_response(linear, omega, *((source, "arm_torque") if arm is not None else (source,)))
+        x, y = responses[0][0] * amplitude, responses[0][1] * amplitude
+        friction = None
         if arm is not None:
-            u, u_out = frequency_response(linear, omega, "arm_torque")
-            receptances = [u[arm]] + [frequency_response(linear, h * omega, "arm_torque")[0][arm]
+            u, u_out = responses[1]
+            receptances = [u[arm]] + [frequency_response(linear, h * omega, "arm_torque")[0][0][arm]
                                       for h in range(3, 2 * HARMONICS, 2)]
             friction = stick_slip(complex(x[arm]), receptances, omega, self.friction_level, self.stuck_damping)
             x = x + u * friction.torque
@@ -314,7 +317,7 @@ class LumpedAnchor:
         hub = np.abs(y[self.rows["hub_force_x"]] * self.direction[:, 0]
                      + y[self.rows["hub_force_y"]] * self.direction[:, 1])
         tension = y[self.rows["span_tension"]]
-        belt_torque = np.abs(self.radii * (np.roll(tension, 1) - tension))
+        belt_torque = self._belt_torque(tension)
         return SpeedResponse(rpm, omega / (2 * math.pi), abs(x[arm]) if arm is not None else 0.0,
                              friction.damping if friction is not None else 0.0,
                              float(friction is not None and friction.stuck), hub, belt_torque, np.abs(tension),
