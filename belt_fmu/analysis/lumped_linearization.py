@@ -198,11 +198,12 @@ def lumped_modes(drive, rpm: float, water_pump_torque: float, count: int, arm_fr
     from ..units import RPM
     from .modes import AXIAL, ROTATIONAL, Modes
 
-    if arm_friction == "excited":
+    speed = rpm * RPM
+    if arm_friction == "excited":  # the anchor leaves the drive at its steady state
         from .response import LumpedAnchor
 
         arm_friction = LumpedAnchor(drive, rpm, water_pump_torque).respond(rpm, excitation).arm_damping
-    speed = rpm * RPM
-    drive.reset(speed, water_pump_torque)
+    else:
+        drive.reset(speed, water_pump_torque)
     found = natural_modes(linearize_lumped(drive, speed, water_pump_torque, arm_friction), drive, count)
     return arm_friction, Modes(None, np.zeros(0), found, (ROTATIONAL, AXIAL), str(arm_friction))
