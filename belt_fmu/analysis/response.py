@@ -185,6 +185,14 @@ class _Instant:
         return outputs, (abs(x[self.arm]) if self.arm is not None else 0.0), friction
 
 
+def hub_load_amplitude(steady, amplitude_x, amplitude_y) -> np.ndarray:
+    """(p,) [N] the amplitude of each pulley's hub force magnitude: the complex amplitudes of
+    its components (``amplitude_x``, ``amplitude_y``) along its steady hub force ``steady``
+    (p, 2) (module docstring)."""
+    direction = steady / np.maximum(np.hypot(steady[:, 0], steady[:, 1]), 1e-300)[:, None]
+    return np.abs(amplitude_x * direction[:, 0] + amplitude_y * direction[:, 1])
+
+
 @dataclass(frozen=True)
 class SpeedResponse:
     """The steady harmonic response at one crank speed (amplitudes, module docstring)."""
@@ -232,7 +240,6 @@ class Anchor:
         if excitation.ripple_pulley is not None:
             ripple = ([q.name for q in layout.pulleys].index(excitation.ripple_pulley), excitation.ripple_torque)
         irregularity = excitation.settings.irregularity_at(rpm) * RPM
-        direction = self.hub / np.maximum(np.hypot(self.hub[:, 0], self.hub[:, 1]), 1e-300)[:, None]
         hub_rows = [output_index(p, q, j) for j in range(p) for q in ("hub_force_x", "hub_force_y")]
         torque_rows = [output_index(p, "belt_torque", j) for j in range(p)]
         tension_rows = [output_index(p, "span_tension", j) for j in range(p)]
@@ -241,7 +248,7 @@ class Anchor:
             y, amplitude, friction = instant.respond(omega, irregularity, ripple)
             swing.append(friction.swing if friction is not None else 0.0)
             xy = y[hub_rows].reshape(p, 2)
-            hub.append(np.abs(xy[:, 0] * direction[:, 0] + xy[:, 1] * direction[:, 1]))
+            hub.append(hub_load_amplitude(self.hub, xy[:, 0], xy[:, 1]))
             torque.append(np.abs(y[torque_rows]))
             tension.append(np.abs(y[tension_rows]))
             arm.append(amplitude)
@@ -278,8 +285,8 @@ class LumpedAnchor:
         names = [q.name for q in layout.pulleys]
         self.rows = {q: [index[pulley_output_name(q, name)] for name in names] for q in ("hub_force_x", "hub_force_y")}
         self.rows["span_tension"] = [index[span_output_name("span_tension", a, b)] for a, b in spans(names)]
-        hub = np.column_stack([linear.outputs[self.rows["hub_force_x"]], linear.outputs[self.rows["hub_force_y"]]])
-        self.direction = hub / np.maximum(np.hypot(hub[:, 0], hub[:, 1]), 1e-300)[:, None]
+        self.hub = np.column_stack([linear.outputs[self.rows["hub_force_x"]],
+                                    linear.outputs[self.rows["hub_force_y"]]])
         self.radii = drive.parameters.pulleys["radius"]
         tension = linear.outputs[self.rows["span_tension"]]
         centrifugal = layout.belt.mass_per_length_kg_per_m * (crank_speed * self.radii[layout.crank_index]) ** 2
@@ -314,8 +321,7 @@ class LumpedAnchor:
             friction = stick_slip(complex(x[arm]), receptances, omega, self.friction_level, self.stuck_damping)
             x = x + u * friction.torque
             y = y + u_out * friction.torque
-        hub = np.abs(y[self.rows["hub_force_x"]] * self.direction[:, 0]
-                     + y[self.rows["hub_force_y"]] * self.direction[:, 1])
+        hub = hub_load_amplitude(self.hub, y[self.rows["hub_force_x"]], y[self.rows["hub_force_y"]])
         tension = y[self.rows["span_tension"]]
         belt_torque = self._belt_torque(tension)
         return SpeedResponse(rpm, omega / (2 * math.pi), abs(x[arm]) if arm is not None else 0.0,
