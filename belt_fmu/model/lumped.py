@@ -1216,10 +1216,9 @@ def run_sample(p, lb, s, w, n_steps, dt, crank_omega, water_pump_torque, out):
 
 # error_model="numpy": float division without Python's zero check (health() sees inf and nan);
 # _nrt=False: without numba's reference counting (next docstring);
-# fastmath: fused multiply-adds ("contract"), division as multiplication by the reciprocal
-# ("arcp") and zeros of either sign alike ("nsz"), each a rounding-level change, 10 % of a
-# step. Not "nnan"/"ninf": health() relies on isfinite seeing them.
-@njit(cache=True, error_model="numpy", _nrt=False, fastmath={"contract", "arcp", "nsz"})
+# no fastmath flag: with them LLVM fuses and rewrites by the context it compiles run in, and
+# the native step's copy rounded apart from this one on some CPUs (docs/lumped-model.md).
+@njit(cache=True, error_model="numpy", _nrt=False)
 def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, table):
     """The model's one entry, from Python and from the native step: a sampled run, sample i
     :func:`run_sample` at the inputs ``crank_omega[i]``, ``water_pump_torque[i]``, its
