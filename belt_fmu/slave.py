@@ -187,6 +187,7 @@ class BeltDriveSlave(Fmi2Slave):
         self._input: dict[int, Input] = {}  # value reference of an input -> its Input
         self._real_source: dict[int, int | str] = {}  # Real variable -> its output's index, or its attribute
         self._compile_pending = False  # the model's kernels compile at initialization (_note_compile)
+        self._compile_noted: str | None = None  # the part the host was told compiles (_note_compile)
         self._sampling_checked = True  # set False when a model starts: its first step checks the step size
         try:
             self._register_variables()
@@ -197,12 +198,16 @@ class BeltDriveSlave(Fmi2Slave):
             self._error(f"fmi2Instantiate: {self.failure}")
 
     def _note_compile(self) -> None:
-        """Warn the host, as the FMU loads, when the model's kernels are not compiled for this
-        machine yet (belt_fmu.kernel_cache): they then compile when initialization ends,
-        once per machine, and the host would otherwise wait with no word."""
+        """Warn the host when the model's kernels are not compiled for this machine yet
+        (belt_fmu.kernel_cache): they then compile when initialization ends, once per machine,
+        and the host would otherwise wait with no word. Called as the FMU loads, for the
+        model of its start values, and when the host sets the parameter ``model``: PythonFMU
+        hands the host a call's messages as the call returns, so the one that compiles
+        (fmi2ExitInitializationMode) could not warn before it."""
         part = "lumped" if getattr(self, "model", "") == "lumped" else "discretized"
-        if kernel_cache.is_compiled(part):
+        if kernel_cache.is_compiled(part) or part == self._compile_noted:
             return
+        self._compile_noted = part
         what, estimate = kernel_cache.PARTS[part]
         why = kernel_cache.compile_reason or "this machine has not compiled this version's kernels yet"
         self._compile_pending = True
@@ -413,6 +418,8 @@ class BeltDriveSlave(Fmi2Slave):
                                     + "; ".join(err.problems))
         for name, value in updates:
             setattr(self, name, value)
+        if "model" in changed:
+            self._note_compile()
 
     @fmi_call("fmi2GetReal", default=lambda vrs: [math.nan] * len(vrs))
     def get_real(self, vrs):

@@ -133,20 +133,25 @@ def test_shipped_kernels_load_in_an_empty_cache_without_compiling(fmu, tmp_path,
     assert (tmp_path / "cache" / "kernels").is_dir()  # seeded from the FMU
 
 
-def test_kernels_that_do_not_fit_compile_after_the_host_is_told(fmu, tmp_path):
+@pytest.mark.parametrize("model", ["", "lumped"])
+def test_kernels_that_do_not_fit_compile_after_the_host_is_told(fmu, tmp_path, model):
     """An FMU whose kernels are for another numba (as on a machine with another version):
-    fmi2Instantiate warns the host that the model will compile and why, and the model's
-    kernels then start compiling (at initialization; the host stops there, the compile
-    itself is the benchmark's)."""
+    the host is warned that the model it chose will compile and why (at fmi2Instantiate for
+    the start values' model, and again at fmi2SetString when it chooses the lumped one), and
+    the model's kernels then start compiling (at initialization; the host stops
+    there, the compile itself is the benchmark's)."""
     copy = with_kernel_info(fmu, tmp_path / "Other.fmu", numba="0.0.1")
-    result = run_fresh_host(copy, tmp_path / "cache", stop=True)
+    result = run_fresh_host(copy, tmp_path / "cache", model=model, stop=True)
     assert result.get("stopped")  # a kernel of the model started compiling
     events = result["events"]
-    told = next(i for i, e in enumerate(events) if e[0] == "log" and "compiling" in e[2])
     first_compile = next(i for i, e in enumerate(events) if e[0] == "compile" and e[1].startswith("belt_fmu"))
-    assert told < first_compile
-    assert events[told][1] == 1  # fmi2Warning: hosts show it even with logging off
-    assert "numba 0.0.1" in events[told][2]  # the reason
+    told = [i for i, e in enumerate(events[:first_compile]) if e[0] == "log" and "compiling" in e[2]]
+    what, estimate = kernel_cache.PARTS[model or "discretized"]
+    assert len(told) == (2 if model else 1)
+    assert events[told[-1]][2].startswith(f"compiling {what} for this machine, once, when initialization ends: "
+                                          f"about {estimate:.0f} s")
+    assert all(events[i][1] == 1 for i in told)  # fmi2Warning: hosts show it even with logging off
+    assert "numba 0.0.1" in events[told[-1]][2]  # the reason
 
 
 def test_fit_chooses_the_build_machines_kernels_the_portable_ones_or_none():
