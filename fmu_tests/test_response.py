@@ -240,6 +240,42 @@ def test_lumped_linearization_against_the_lumped_time_domain():
         assert predicted.span_tension[k] == pytest.approx(fitted, rel=0.02), f"span {a} -> {b}"
 
 
+def test_a_lumped_linearization_again_differences_only_what_the_step_reads():
+    """A drive linearized a second time (another speed) differences only the components its
+    first linearization kept, and gives the bits of a linearization that differences them
+    all; told to skip components the step reads, it sees them change the step and
+    differences every one again (the same bits)."""
+    from belt_fmu.analysis import lumped_linearization as ll
+    from belt_fmu.model.lumped_system import LumpedDrive
+
+    drive = LumpedDrive(lumped(load_layout()))
+    calls = []
+    advance = drive.advance
+    drive.advance = lambda *args: calls.append(1) or advance(*args)
+
+    def linearize(rpm, candidates):
+        speed = rpm * 2 * math.pi / 60.0
+        drive.reset(speed, 2.0)
+        if candidates is None:
+            ll._LAST_KEPT.pop(drive, None)
+        else:
+            ll._LAST_KEPT[drive] = candidates
+        calls.clear()
+        return ll.linearize_lumped(drive, speed, 2.0), len(calls)
+
+    first, _ = linearize(900.0, None)
+    full, every = linearize(1700.0, None)
+    again, fewer = linearize(1700.0, first.kept)
+    size = drive.y.size + drive.work.size
+    assert every == 2 * size + 6 and fewer == 2 * first.kept.size + 2 + 6  # + the check, + the 3 inputs
+    assert first.kept.size < 0.6 * size  # the built-in drive: 214 of 487
+    assert np.array_equal(again.kept, full.kept) and np.array_equal(again.a, full.a)
+    assert np.array_equal(again.c, full.c) and again.inputs.keys() == full.inputs.keys()
+    missed, count = linearize(1700.0, first.kept[:-3])
+    assert count == 2 * size + 2 + 6
+    assert np.array_equal(missed.a, full.a) and np.array_equal(missed.kept, full.kept)
+
+
 def test_lumped_modes_arm_mode_against_the_rotational_reference(capsys):
     """The lumped model's modes (its step linearized, the arm sliding): at 1400 rpm, where its
     sweep peaks, the lowest mode is the arm's, within 10 % of the rotational reference's
