@@ -285,7 +285,7 @@ def _add_model(parser) -> None:
     """--model: the fidelity level instead of the layout's ``[drive] model``."""
     parser.add_argument("--model", choices=MODELS, metavar="MODEL",
                         help="model instead of the layout's [drive] model: discretized (beam-element belt) or "
-                             "lumped (rotational model, ~1000x faster)")
+                             "lumped (rotational model, a few hundred times faster)")
 
 
 def _add_output_mode(parser, instead: str) -> None:
