@@ -65,6 +65,21 @@ def coulomb_oscillator(force, periods=20, evaluated=4, steps=4000):
     return abs(2 * first / (evaluated * steps))
 
 
+def test_wrap_slip_gain_is_the_saturation_describing_function():
+    """Without bias the driving wrap's gain is the saturation's describing function
+    ``(2/pi) (asin r + r sqrt(1 - r^2))`` (r = Q_max / dQ; within 5e-5: 256 samples of a
+    period, the clipped waveform's kinks), exactly 1 where the wrap holds, and a steady torque
+    makes the limit bite at a smaller swing."""
+    from belt_fmu.analysis.response import wrap_slip_gain
+
+    for r in (0.2, 0.5, 0.8, 0.95):
+        exact = 2.0 / math.pi * (math.asin(r) + r * math.sqrt(1.0 - r * r))
+        assert wrap_slip_gain(0.0, 1.0, r) == pytest.approx(exact, abs=5e-5)
+    assert wrap_slip_gain(16.0, 60.0, 80.0) == 1.0
+    assert wrap_slip_gain(-16.0, 70.0, 78.0) == wrap_slip_gain(16.0, 70.0, 78.0) < 1.0
+    assert wrap_slip_gain(30.0, 60.0, 80.0) < 1.0 == wrap_slip_gain(0.0, 60.0, 80.0)
+
+
 @pytest.mark.parametrize("force", [3.0, 4.0])
 def test_stick_slip_balance_against_time_integration(force):
     """The arm's harmonic balance with its friction (:func:`stick_slip`, five odd harmonics)
@@ -125,7 +140,7 @@ def small():
 def test_campbell_crossing_of_the_excited_arm_mode_is_near_the_swept_peak(large):
     """The Campbell diagram with its default options (the arm friction excited by the sweep's
     +-40 rpm): its order-2 crossing nearest the sweep's tensioner peak lies within 10 % of it
-    (issue 37; measured 1407 rpm against 1306 rpm, +7.8 %). The arm mode is heavily damped
+    (issue 37; measured 1413 rpm against 1306 rpm, +8.2 %). The arm mode is heavily damped
     there (61 %): listed and crossing, not dropped."""
     from belt_fmu.analysis.campbell import campbell
 
@@ -139,19 +154,19 @@ def test_campbell_crossing_of_the_excited_arm_mode_is_near_the_swept_peak(large)
 
 
 def test_large_excitation_peak_amplitude(large):
-    """The tensioner peak under +-40 rpm within 20 % of the sweep's (measured -3.4 %:
-    2.05 deg against 2.12 deg). The response's describing function takes the arm as sliding
+    """The tensioner peak under +-40 rpm within 20 % of the sweep's (measured -4.5 %:
+    2.03 deg against 2.12 deg). The response's describing function takes the arm as sliding
     through every period, which it does at this amplitude (its friction adds 0.25 N m s/rad to
     the 1 N m s/rad damper)."""
     (_, swept), (_, predicted) = large
     assert predicted == pytest.approx(swept, rel=0.20)
 
 
-@pytest.mark.xfail(strict=True, reason="measured 1380 rpm against the sweep's 1306 rpm (+5.7 %): across the broad, "
-                                       "61 %-damped peak the response's ratio to the time domain rises by 9 %, and "
-                                       "the operating points scatter (docs/modes.md)")
 def test_large_excitation_peak_speed(large):
-    """The tensioner peak's speed under +-40 rpm within 5 % of the sweep's (issue 37)."""
+    """The tensioner peak's speed under +-40 rpm within 5 % of the sweep's (measured 1360
+    against 1306 rpm, +4.1 %; 1380 rpm, +5.7 %, without the crank wrap's torque limit: the
+    linear response asks the crank's wrap for more torque than it holds from 1150 rpm up,
+    more the faster, and the time domain slips there)."""
     (swept, _), (predicted, _) = large
     assert predicted == pytest.approx(swept, rel=0.05)
 
@@ -181,10 +196,10 @@ def test_lumped_response_predicts_the_lumped_sweep(amplitude_rpm, swept, low, hi
     """The lumped model's response (its own step linearized at every speed, the arm's friction
     by its harmonic balance) against the lumped model's sweep with the same excitation, order 2:
     the tensioner peak's speed within 5 % and its amplitude (half the peak-to-peak, as the
-    sweep's) within 10 %, at +-40 rpm (the arm sliding through every period; measured 1460
-    against 1401 rpm, +4.2 %, and 1.772 against 1.773 deg) and at +-4 rpm (it sticks for part
+    sweep's) within 10 %, at +-40 rpm (the arm sliding through every period; measured 1370
+    against 1401 rpm, -2.2 %, and 1.753 against 1.773 deg, -1.1 %) and at +-4 rpm (it sticks for part
     of each period; 1990 against 1988 rpm, +0.1 %, and 0.0238 against 0.0251 deg, -5.2 %).
-    Over 500-3000 rpm the +-40 rpm amplitudes agree within 8 % at every 50 rpm."""
+    Over 500-3000 rpm the +-40 rpm amplitudes agree within 7.2 % at every 50 rpm."""
     layout = lumped(load_layout())
     speed, amplitude = sweep_peak(amplitude_rpm, swept, layout)
     predicted_speed, predicted = response_peak(amplitude_rpm, low, high, layout, "arm_swing")
@@ -195,7 +210,7 @@ def test_lumped_response_predicts_the_lumped_sweep(amplitude_rpm, swept, low, hi
 def test_lumped_campbell_crossing_is_near_the_lumped_sweep_peak():
     """The lumped model's Campbell diagram (its linearized step at each speed, the arm friction
     excited by the sweep's +-40 rpm): the order-2 crossing nearest the lumped sweep's tensioner
-    peak within 10 % of it (measured 1438 against 1401 rpm, +2.6 %; the arm mode at 47.9 Hz,
+    peak within 10 % of it (measured 1439 against 1401 rpm, +2.7 %; the arm mode at 48.0 Hz,
     damped 57 %)."""
     from belt_fmu.analysis.campbell import campbell
 

@@ -31,6 +31,14 @@ and the amplitude of its belt torque against its capacity at the operating point
 law, :mod:`belt_fmu.analysis.operating_point`); beyond 1 the belt slips on it during part of
 each period.
 
+The crank's wrap drives the belt through friction, so the belt torque it transmits is
+capped at its capacity. Where the linear response asks more of it (slip utilisation above 1
+under the crank speed irregularity) the belt slips on the crank during part of each period
+(the sweep's runs show it: at 1300 rpm under +-40 rpm every pulley runs up to 4 % behind the
+crank), and the torque's first harmonic is ``N dQ``, N the describing function of that
+limit (:func:`wrap_slip_gain`). The whole response is then taken at the irregularity scaled
+by N, the driving wrap's utilisation reported as the linear response asked it.
+
 As :func:`belt_fmu.analysis.modes.modes` does, the response is computed at
 :data:`RESPONSE_PHASES` instants over the node passage period of the
 discretized belt and the amplitudes averaged (the time domain sees the mean of the polygon's
@@ -48,6 +56,7 @@ own step, linearized about its steady running state at every speed asked for
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -209,12 +218,52 @@ class SpeedResponse:
     arm_swing: float  # [rad] half the arm angle's peak-to-peak, all harmonics (the sweep's tensioner amplitude)
 
 
-class Anchor:
+def wrap_slip_gain(steady: float, amplitude: float, capacity: float, samples: int = 256) -> float:
+    """The first-harmonic gain N of a wrap's torque limit: the belt torque ``Q + dQ sin(t)``
+    (``steady`` |Q| and ``amplitude`` dQ [N m]) clipped at +-``capacity`` Q_max [N m] has the
+    first harmonic ``N dQ``,
+
+        N = 2 / (n dQ) sum_i clip(Q + dQ sin t_i, -Q_max, Q_max) sin t_i
+
+    over ``samples`` instants t_i of a period: the describing function of a saturation for
+    a biased sinusoid (Gelb and Vander Velde, "Multiple-input describing functions and
+    nonlinear system design", 1968, chapter 5; without bias, ``(2/pi) (asin r + r sqrt(1 -
+    r^2))``, r = Q_max / dQ). 1 where the wrap holds, ``|Q| + dQ <= Q_max``."""
+    if abs(steady) + amplitude <= capacity or amplitude <= 0.0:
+        return 1.0
+    t = 2.0 * np.pi * np.arange(samples) / samples
+    return float(2.0 / (samples * amplitude) * np.sum(np.clip(abs(steady) + amplitude * np.sin(t), -capacity, capacity)
+                                                        * np.sin(t)))
+
+
+class _Responding:
+    """What both anchors share: the response with the driving wrap's torque limit (module
+    docstring). An anchor gives ``layout``, ``torque`` and ``capacity`` (p,) [N m] (each
+    pulley's steady belt torque and capacity) and ``_respond(rpm, excitation, scale)``, its
+    linear response with the excitation's amplitude scaled by ``scale``."""
+
+    def respond(self, rpm: float, excitation: Excitation) -> SpeedResponse:
+        """The response to ``excitation`` at crank speed ``rpm``."""
+        asked = self._respond(rpm, excitation, 1.0)
+        if excitation.ripple_pulley is not None:  # the pulley's inertia shares the ripple: no wrap in series alone
+            return asked
+        crank = self.layout.crank_index
+        gain = wrap_slip_gain(self.torque[crank], asked.belt_torque[crank], self.capacity[crank])
+        if gain >= 1.0:
+            return asked
+        transmitted = self._respond(rpm, excitation, gain)
+        utilisation = transmitted.slip_utilisation.copy()
+        utilisation[crank] = asked.slip_utilisation[crank]
+        return dataclasses.replace(transmitted, slip_utilisation=utilisation)
+
+
+class Anchor(_Responding):
     """The linear models of the drive at one anchor speed and its operating point."""
 
     def __init__(self, point, phases: int = PHASES):
         self.point = point
         drive = point.drive
+        self.layout = drive.layout
         rate = node_passage_rate(drive)
         instants = phases if rate > MIN_PASSAGE_RATE else 1
         saved = drive.get_state()
@@ -230,16 +279,18 @@ class Anchor:
         self.torque = np.array([abs(p.torque) for p in point.pulleys])
         self.capacity = np.array([p.capacity for p in point.pulleys])
 
-    def respond(self, rpm: float, excitation: Excitation) -> SpeedResponse:
-        """The response to ``excitation`` at crank speed ``rpm`` (its frequency and amplitude
-        there) of this anchor's models, averaged over the polygon instants."""
-        layout = self.point.drive.layout
+    def _respond(self, rpm: float, excitation: Excitation, scale: float) -> SpeedResponse:
+        """The linear response to ``excitation``, its amplitude times ``scale``, at crank
+        speed ``rpm`` (its frequency and amplitude there) of this anchor's models, averaged
+        over the polygon instants."""
+        layout = self.layout
         p = len(layout.pulleys)
         omega = excitation.order * rpm * RPM
         ripple = None
         if excitation.ripple_pulley is not None:
-            ripple = ([q.name for q in layout.pulleys].index(excitation.ripple_pulley), excitation.ripple_torque)
-        irregularity = excitation.settings.irregularity_at(rpm) * RPM
+            ripple = ([q.name for q in layout.pulleys].index(excitation.ripple_pulley),
+                      scale * excitation.ripple_torque)
+        irregularity = scale * excitation.settings.irregularity_at(rpm) * RPM
         hub_rows = [output_index(p, q, j) for j in range(p) for q in ("hub_force_x", "hub_force_y")]
         torque_rows = [output_index(p, "belt_torque", j) for j in range(p)]
         tension_rows = [output_index(p, "span_tension", j) for j in range(p)]
@@ -260,7 +311,7 @@ class Anchor:
                              (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300), float(np.mean(swing)))
 
 
-class LumpedAnchor:
+class LumpedAnchor(_Responding):
     """The lumped model's own step linearized about its steady running state at one crank
     speed (:mod:`belt_fmu.analysis.lumped_linearization`), with the arm's friction and the
     outputs as :class:`Anchor`'s: each pulley's hub force amplitude projected on its steady
@@ -300,16 +351,17 @@ class LumpedAnchor:
         """|r_j (T_(j-1) - T_j)| [N m]: each pulley's belt torque from its spans' tensions."""
         return np.abs(self.radii * (np.roll(tension, 1) - tension))
 
-    def respond(self, rpm: float, excitation: Excitation) -> SpeedResponse:
-        """The response to ``excitation`` at crank speed ``rpm``."""
+    def _respond(self, rpm: float, excitation: Excitation, scale: float) -> SpeedResponse:
+        """The linear response to ``excitation``, its amplitude times ``scale``, at crank
+        speed ``rpm``."""
         from .lumped_linearization import frequency_response
 
         linear = self.linear
         omega = excitation.order * rpm * RPM
         if excitation.ripple_pulley is None:
-            source, amplitude = "crank_speed", excitation.settings.irregularity_at(rpm) * RPM
+            source, amplitude = "crank_speed", scale * excitation.settings.irregularity_at(rpm) * RPM
         else:
-            source, amplitude = "water_pump_torque", excitation.ripple_torque
+            source, amplitude = "water_pump_torque", scale * excitation.ripple_torque
         arm = linear.arm
         responses = frequency_response(linear, omega, *((source, "arm_torque") if arm is not None else (source,)))
         x, y = responses[0][0] * amplitude, responses[0][1] * amplitude
