@@ -156,6 +156,7 @@ class _Instant:
         tensioner = drive.parameters.tensioner[0]
         self.friction_level = 0.5 * (tensioner["friction_away"] + tensioner["friction_toward"])
         self.crank_sense = float(drive.parameters.pulleys[drive.layout.crank_index]["sense"])
+        self._solved = None  # (omega, its solves): kept for the next call at that frequency
 
     def _factor(self, omega: float):
         """The LU factors of the dynamic stiffness ``K - w^2 M + i w G`` at ``omega`` [rad/s]."""
@@ -170,7 +171,7 @@ class _Instant:
         [rad/s]: crank speed amplitude ``irregularity`` [rad/s], or ``ripple`` (pulley, torque
         amplitude [N m])."""
         d = len(self.mass)
-        lu = self._factor(omega)
+        lu, u, receptances = self._frequency_solves(omega)
         force = np.zeros(d, dtype=complex)
         crank = 0.0
         if ripple is None:
@@ -181,17 +182,29 @@ class _Instant:
         x = lu.solve(force)
         friction = None
         if self.arm is not None:
-            unit = np.zeros(d, dtype=complex)
-            unit[self.arm] = 1.0
-            u = lu.solve(unit)
-            receptances = [u[self.arm]] + [self._factor(h * omega).solve(unit)[self.arm]
-                                           for h in range(3, 2 * HARMONICS, 2)]
             friction = stick_slip(complex(x[self.arm]), receptances, omega, self.friction_level, self.stuck_damping)
             x = x + u * friction.torque
         rate = 1j * omega * x + self.transport @ x
         y_q, y_v = self.linear.output_stiffness, self.linear.output_damping
         outputs = y_q[:, :d] @ x + y_v[:, :d] @ rate + (y_q[:, d] + 1j * omega * y_v[:, d]) * crank
         return outputs, (abs(x[self.arm]) if self.arm is not None else 0.0), friction
+
+
+    def _frequency_solves(self, omega: float):
+        """(the LU factors at ``omega``, the response ``u`` to a unit torque on the arm, its
+        receptances at the odd harmonics; None without an arm), kept for a next call at the
+        same frequency (the second pass under the crank wrap's limit, :class:`_Responding`)."""
+        if self._solved is None or self._solved[0] != omega:
+            lu = self._factor(omega)
+            u = receptances = None
+            if self.arm is not None:
+                unit = np.zeros(len(self.mass), dtype=complex)
+                unit[self.arm] = 1.0
+                u = lu.solve(unit)
+                receptances = [u[self.arm]] + [self._factor(h * omega).solve(unit)[self.arm]
+                                               for h in range(3, 2 * HARMONICS, 2)]
+            self._solved = (omega, lu, u, receptances)
+        return self._solved[1:]
 
 
 def hub_load_amplitude(steady, amplitude_x, amplitude_y) -> np.ndarray:
@@ -346,6 +359,7 @@ class LumpedAnchor(_Responding):
         self.capacity = np.array([
             capstan(max(tension[j - 1], tension[j]), min(tension[j - 1], tension[j]), centrifugal,
                     effective_mu(layout, layout.pulleys[j]), wraps[j], self.radii[j])[1] for j in range(p)])
+        self._solved = None  # ((omega, source), its solves): kept for the next call at that frequency
 
     def _belt_torque(self, tension):
         """|r_j (T_(j-1) - T_j)| [N m]: each pulley's belt torque from its spans' tensions."""
@@ -354,8 +368,6 @@ class LumpedAnchor(_Responding):
     def _respond(self, rpm: float, excitation: Excitation, scale: float) -> SpeedResponse:
         """The linear response to ``excitation``, its amplitude times ``scale``, at crank
         speed ``rpm``."""
-        from .lumped_linearization import frequency_response
-
         linear = self.linear
         omega = excitation.order * rpm * RPM
         if excitation.ripple_pulley is None:
@@ -363,13 +375,11 @@ class LumpedAnchor(_Responding):
         else:
             source, amplitude = "water_pump_torque", scale * excitation.ripple_torque
         arm = linear.arm
-        responses = frequency_response(linear, omega, *((source, "arm_torque") if arm is not None else (source,)))
+        responses, receptances = self._frequency_solves(omega, source)
         x, y = responses[0][0] * amplitude, responses[0][1] * amplitude
         friction = None
         if arm is not None:
             u, u_out = responses[1]
-            receptances = [u[arm]] + [frequency_response(linear, h * omega, "arm_torque")[0][0][arm]
-                                      for h in range(3, 2 * HARMONICS, 2)]
             friction = stick_slip(complex(x[arm]), receptances, omega, self.friction_level, self.stuck_damping)
             x = x + u * friction.torque
             y = y + u_out * friction.torque
@@ -381,6 +391,23 @@ class LumpedAnchor(_Responding):
                              float(friction is not None and friction.stuck), hub, belt_torque, np.abs(tension),
                              (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300),
                              friction.swing if friction is not None else 0.0)
+
+
+    def _frequency_solves(self, omega: float, source: str):
+        """(the unit responses to ``source`` and to a torque on the arm, the arm's receptances
+        at the odd harmonics; None without an arm) at ``omega``, kept for a next call at the
+        same frequency (the second pass under the crank wrap's limit, :class:`_Responding`)."""
+        from .lumped_linearization import frequency_response
+
+        if self._solved is None or self._solved[0] != (omega, source):
+            linear, arm = self.linear, self.linear.arm
+            responses = frequency_response(linear, omega, *((source, "arm_torque") if arm is not None else (source,)))
+            receptances = None
+            if arm is not None:
+                receptances = [responses[1][0][arm]] + [frequency_response(linear, h * omega, "arm_torque")[0][0][arm]
+                                                        for h in range(3, 2 * HARMONICS, 2)]
+            self._solved = ((omega, source), responses, receptances)
+        return self._solved[1:]
 
 
 def anchor_speeds(rpms) -> np.ndarray:
