@@ -1081,7 +1081,7 @@ def _response_command(args) -> int:
     problem = check_excitation(layout, excitation)
     if problem is not None:
         args.error(f"argument --load-ripple: {problem}" if ripple else f"this drive needs --load-ripple: {problem}")
-    print(f"layout: {layout.source}" + ("; lumped model" if layout.drive.model == "lumped" else ""))
+    _print_analysis_layout(layout)
     print(f"response: {len(rpms)} speeds, {excitation.describe()}")
     start = time.perf_counter()
     result = response(layout, rpms, excitation, drive=drive)
@@ -1236,7 +1236,7 @@ def _modes_command(args) -> int:
     friction = _arm_friction(args, point)
     found = modes(point, args.count, friction)
     wall = time.perf_counter() - start
-    print(f"layout: {layout.source}")
+    _print_analysis_layout(layout)
     _print_modes(found, args, point.belt_speed, friction)
     print(f"\nwall time: {wall:.3g} s (operating point, linearization, eigenvalues)")
     if args.plot is not None:
@@ -1246,6 +1246,11 @@ def _modes_command(args) -> int:
         if not _write("--plot", args.plot, lambda p: save_figure(plot_modes(found, SHAPES_DRAWN), p)):
             return EXIT_OUTPUT
     return 0
+
+
+def _print_analysis_layout(layout) -> None:
+    """The header line of a linear analysis: the layout, and the model where it is the lumped one."""
+    print(f"layout: {layout.source}" + ("; lumped model" if layout.drive.model == "lumped" else ""))
 
 
 def _print_modes(found, args, belt_speed: float, friction) -> None:
@@ -1277,7 +1282,7 @@ def _lumped_modes(args, layout) -> int:
     friction, found = lumped_modes(drive, args.rpm, args.water_pump_torque, args.count, args.arm_friction,
                                    Excitation(_excitation_settings(args)))
     wall = time.perf_counter() - start
-    print(f"layout: {layout.source}; lumped model")
+    _print_analysis_layout(layout)
     belt_speed = args.rpm * RPM * drive.parameters.pulleys["radius"][layout.crank_index]
     _print_modes(found, args, belt_speed, friction)
     print(f"\nwall time: {wall:.3g} s (steady state, linearization of the step, eigenvalues)")
@@ -1306,7 +1311,7 @@ def _campbell_command(args) -> int:
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
     _check_arm_excitation(args, layout)
     workers = min(args.workers or default_workers(), len(rpms))
-    print(f"layout: {layout.source}" + ("; lumped model" if layout.drive.model == "lumped" else ""))
+    _print_analysis_layout(layout)
     print(f"campbell: {len(rpms)} speeds, {args.count} modes each, orders {', '.join(f'{q:g}' for q in orders)}, on "
           + ("this process" if workers == 1 else f"{workers} local processes")
           + f"; tensioner arm friction {args.arm_friction}"
