@@ -299,7 +299,7 @@ def _with_model(layout, model):
     """``layout`` run by ``model`` (None: as it is)."""
     if model is None:
         return layout
-    return dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model=model))
+    return layout.with_drive(model=model)
 
 
 def _add_run_outputs(parser) -> None:
@@ -441,7 +441,7 @@ def _simulate_command(args) -> int:
         layout = dataclasses.replace(layout, friction=dataclasses.replace(layout.friction, law=args.friction))
     layout = _with_model(layout, args.model)
     if args.output_mode is not None:
-        layout = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, output_mode=args.output_mode))
+        layout = layout.with_drive(output_mode=args.output_mode)
     from .model.inputs import input_specs
 
     signals = _signals(args, input_specs(layout))

@@ -507,6 +507,11 @@ class Layout:
     warnings: tuple[str, ...] = field(default=(), compare=False)
     design: dict = field(default_factory=dict, compare=False, repr=False)  # DESIGN_TABLES as given
 
+    def with_drive(self, **settings) -> "Layout":
+        """This layout with the ``[drive]`` ``settings`` changed (``model="lumped"``, say); the
+        values are not checked, as :func:`load_layout` checks a file's."""
+        return dataclasses.replace(self, drive=dataclasses.replace(self.drive, **settings))
+
     @property
     def headline_pulley_name(self) -> str:
         """Pulley whose hub-load magnitude is the headline output: ``drive.headline_pulley``,

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import dataclasses
 import math
 import os
 import tempfile
@@ -74,7 +73,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
 
     layout = load_layout(args.layout)
-    layout = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model="lumped"))
+    layout = layout.with_drive(model="lumped")
     speed = args.rpm * RPM
     torque = args.water_pump_torque
     warm = LumpedDrive(layout)

@@ -18,7 +18,6 @@ before timing. ``--parts`` times only those parts.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import math
 import time
 
@@ -80,7 +79,7 @@ def main(argv=None) -> None:
     if "lumped-response" in args.parts:
         from belt_fmu.model.lumped_system import LumpedDrive
 
-        lumped = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model="lumped"))
+        lumped = layout.with_drive(model="lumped")
         response(lumped, [low], excitation)  # compiles what the lumped response needs
         drive = LumpedDrive(lumped)  # a new one: its first speed differences every component
         begin = time.perf_counter()

@@ -12,7 +12,6 @@ the fastest of the repeats is kept (other load on the machine only ever slows a 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import platform
 import time
 
@@ -45,7 +44,7 @@ def main(argv=None) -> None:
     settings = RunSettings()
     walls = {}
     for model in ("lumped", "discretized"):
-        layout = dataclasses.replace(base, drive=dataclasses.replace(base.drive, model=model))
+        layout = base.with_drive(model=model)
         runs = plan(layout, speeds, settings)
         simulate(layout, rpm=800.0, t_end=1e-3, settle_time=0.0)  # warm-up: load the kernels here
         best = None

@@ -8,7 +8,6 @@ timing.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 import numpy as np
 
@@ -30,7 +29,7 @@ def main(argv=None) -> None:
                + [pulley_output_name("hub_force", name) for name in names] + ["crank_torque"])
     means = {}
     for model in ("lumped", "discretized"):
-        layout = dataclasses.replace(base, drive=dataclasses.replace(base.drive, model=model))
+        layout = base.with_drive(model=model)
         results = simulate(layout, rpm=args.rpm, t_end=args.t_end, water_pump_torque=args.water_pump_torque,
                            output_interval=1e-4)
         half = results["time"] >= 0.5 * args.t_end

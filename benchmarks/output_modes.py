@@ -8,7 +8,6 @@ do not alias. Prints one line per case; no timing.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 
 from belt_fmu import load_layout
 from belt_fmu.simulation import simulate
@@ -22,7 +21,7 @@ def main(argv=None) -> None:
     layout = load_layout()
     cases = [("sample", args.interval), ("average", args.interval), ("sample", 1e-5)]
     for mode, interval in cases:
-        edited = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, output_mode=mode))
+        edited = layout.with_drive(output_mode=mode)
         results = simulate(edited, rpm=args.rpm, t_end=0.3, output_interval=interval, water_pump_torque=2.0)
         force = results["bearing_force"][results["time"] >= 0.1]
         print(f"{mode:7s} every {interval:g} s: bearing force {force.min():.1f} .. {force.max():.1f} N, "

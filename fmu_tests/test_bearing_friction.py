@@ -46,7 +46,7 @@ def expected_rise(layout) -> float:
 def test_bearing_drag_raises_the_crank_torque_by_the_torque_balance(model, tolerance):
     """Mean crank torque with 0.1 N m of drag on each of the built-in drive's 6 driven pulleys
     minus without: within 0.5 % (lumped) / 2 % (discretized) of sum(T_c r_crank / r_i) = 1.434 N m."""
-    base = dataclasses.replace(load_layout(), drive=dataclasses.replace(load_layout().drive, model=model))
+    base = load_layout().with_drive(model=model)
     means = []
     for layout in (base, with_drag(base, DRAG_NM)):
         results = simulate(layout, rpm=RPM, t_end=T_END, output_interval=1e-3)

@@ -2,7 +2,6 @@
 physics through the FMU, state, instances. The FMI status contract (refused calls, failed
 initialization, divergence) is in test_fmu_status.py, native hosts in test_native_host.py.
 """
-import dataclasses
 import sys
 import xml.etree.ElementTree as ET
 import zipfile
@@ -83,7 +82,7 @@ def test_fmu_equals_the_python_model(instance, output_mode):
     its outputs sampled or averaged over each step (the parameter output_mode)."""
     instance.initialize({"crank_speed": CRANK, "water_pump_torque": PUMP, "output_mode": output_mode})
     layout = load_layout_data(instance.layout_data)
-    drive = BeltDrive(dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, output_mode=output_mode)))
+    drive = BeltDrive(layout.with_drive(output_mode=output_mode))
     drive.reset(CRANK, PUMP)
     names = drive.output_names
     for _ in range(100):
@@ -431,8 +430,7 @@ def test_output_mode_is_a_structural_parameter(fmu):
         inst.initialize({"model": "lumped", "output_mode": "sample", "crank_speed": CRANK,
                          "water_pump_torque": PUMP})
         layout = load_layout_data(inst.layout_data)
-        drive = LumpedDrive(dataclasses.replace(layout, drive=dataclasses.replace(
-            layout.drive, model="lumped", output_mode="sample")))
+        drive = LumpedDrive(layout.with_drive(model="lumped", output_mode="sample"))
         drive.reset(CRANK, PUMP)
         for _ in range(5):
             inst.step(1e-3)

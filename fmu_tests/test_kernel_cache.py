@@ -7,7 +7,6 @@ machine, and watch numba's compile events (``numba:compile``, raised only when a
 when it is loaded from a cache)."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import shutil
@@ -243,7 +242,7 @@ def test_the_compile_groups_run_every_part_between_them():
     layout = load_layout()
     assert sum((compile_all(layout, groups=(group,)) for group in GROUPS), []) == compile_all(layout)
     assert compile_all(layout) == list(kernel_cache.PARTS)[:4]
-    torque_driven = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, crank_input="torque"))
+    torque_driven = layout.with_drive(crank_input="torque")
     assert has_native_step(input_specs(layout)) and not has_native_step(input_specs(torque_driven))
     assert compile_all(torque_driven, groups=("lumped",)) == []
 

@@ -468,8 +468,7 @@ def _default_with(rotation="ccw", reverse=False):
     listed in reverse if ``reverse``."""
     layout = load_layout()
     pulleys = layout.pulleys[:1] + (layout.pulleys[:0:-1] if reverse else layout.pulleys[1:])
-    data = dataclasses.replace(layout, pulleys=pulleys,
-                               drive=dataclasses.replace(layout.drive, crank_rotation=rotation)).to_data()
+    data = dataclasses.replace(layout, pulleys=pulleys).with_drive(crank_rotation=rotation).to_data()
     return data
 
 

@@ -11,7 +11,6 @@ comparison (belt_fmu.postprocess.polygon_filter).
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -200,8 +199,7 @@ def test_torque_balance_and_creep(two_pulley_layout, law):
     0.1 s), the crank feels it, and the driven
     pulley's speed loss is Grashof/Firbank creep (T1 - T2)/(EA + T1) within 10 % (the
     regularized laws add a gross slip of about their threshold: 0.1 % of 10 m/s here)."""
-    layout = dataclasses.replace(two_pulley_layout(law=law), drive=dataclasses.replace(
-        two_pulley_layout(law=law).drive, model="lumped"))
+    layout = two_pulley_layout(law=law).with_drive(model="lumped")
     drive = make_drive(layout)
     load = 50.0
     drive.reset(CRANK, load)
@@ -402,7 +400,7 @@ def test_time_step_keeps_the_tensioner_amplitude(rpm):
     mean = rpm * RPM
     amplitude = 20.0 * RPM
     layout = tensioner_drive("lumped")
-    layout = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, output_mode="sample"))
+    layout = layout.with_drive(output_mode="sample")
     arms = []
     for dt in (lumped.MAX_STEP, 5e-5):
         drive = LumpedDrive(layout)
@@ -458,7 +456,7 @@ def test_fmu_runs_the_lumped_model_with_the_same_outputs(fmu):
     try:
         inst.initialize({"model": "lumped", "crank_speed": crank, "water_pump_torque": pump})
         layout = load_layout_data(inst.layout_data)
-        drive = LumpedDrive(dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model="lumped")))
+        drive = LumpedDrive(layout.with_drive(model="lumped"))
         assert set(drive.output_names) <= set(inst.names("output"))
         drive.reset(crank, pump)
         for _ in range(20):

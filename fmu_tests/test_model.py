@@ -1,5 +1,4 @@
 """BeltDrive as a co-simulation component: equilibrium start, state, determinism, errors."""
-import dataclasses
 import math
 
 import numpy as np
@@ -65,7 +64,7 @@ def test_runs_are_deterministic_and_split_steps_agree(default_drive):
     rounding (the internal step is the same, only the neighbour lists are rebuilt). The
     outputs compared are sampled: averaged ones are means over each call's own interval."""
     layout = load_layout()
-    layout = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, output_mode="sample"))
+    layout = layout.with_drive(output_mode="sample")
     a, b = BeltDrive(layout), BeltDrive(layout)
     for drive in (a, b):
         drive.reset(1200 * RPM, 3.0, settle_time=0.02)

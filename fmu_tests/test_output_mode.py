@@ -2,7 +2,6 @@
 communication interval, a running time-integral by the trapezoidal rule over the internal
 steps (belt_fmu.model.integrator.advance_averaged, belt_fmu.model.lumped.run).
 """
-import dataclasses
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ INTERVAL = 1e-3
 
 def drive_of(model: str, output_mode: str, settle_time: float = 0.02):
     layout = load_layout()
-    layout = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model=model, output_mode=output_mode))
+    layout = layout.with_drive(model=model, output_mode=output_mode)
     drive = make_drive(layout)
     drive.reset(CRANK, PUMP, settle_time=settle_time)
     return drive

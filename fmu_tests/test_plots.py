@@ -4,7 +4,6 @@ spans of equal tension grouped, speeds in rpm, the sweep's excitation in its tit
 the matplotlib objects the plotting functions return (no pixel comparison)."""
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from belt_fmu.units import RPM
 
 def layout_of(model):
     layout = load_layout()
-    return dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model=model))
+    return layout.with_drive(model=model)
 
 
 @pytest.fixture(scope="module", params=["discretized", "lumped"])

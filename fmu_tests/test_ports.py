@@ -5,7 +5,6 @@ References (docs/references.md: Grashof/Firbank creep and the torque balance, R3
 [Kubas and Harlecki 2021], Kubas and Kovalcik 2012, the GMS start-up case of R9).
 """
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -118,7 +117,7 @@ def test_a_port_loads_its_accessory_as_a_table_of_the_same_torque_does():
     speeds (sampled) are the integral and the value of the same state."""
     def sampled(text):
         layout = load_layout_text(text)
-        return BeltDrive(dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, output_mode="sample")))
+        return BeltDrive(layout.with_drive(output_mode="sample"))
 
     port = sampled(PORT_TEXT.format(load='load = "input"'))
     table = sampled(PORT_TEXT.format(load="torque_table_speed_rad_per_s = [0.0, 1000.0]\ntorque_table_Nm = [6.0, 6.0]"))

@@ -97,7 +97,7 @@ def test_stick_slip_balance_against_time_integration(force):
 
 def lumped(layout):
     """``layout`` run by the lumped model."""
-    return dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model="lumped"))
+    return layout.with_drive(model="lumped")
 
 
 def sweep_peak(amplitude_rpm, rpms, layout=None):
@@ -324,8 +324,7 @@ def torque_driven(layout, crank_inertia):
     pulleys = list(layout.pulleys)
     crank = layout.crank_index
     pulleys[crank] = dataclasses.replace(pulleys[crank], inertia_kgm2=crank_inertia)
-    return dataclasses.replace(layout, pulleys=tuple(pulleys),
-                               drive=dataclasses.replace(layout.drive, crank_input="torque"))
+    return dataclasses.replace(layout, pulleys=tuple(pulleys)).with_drive(crank_input="torque")
 
 
 def test_a_heavy_torque_driven_crank_has_the_modes_of_a_speed_driven_one():

@@ -282,12 +282,11 @@ def test_lumped_runs_share_a_drive_and_each_is_a_pure_function_of_its_run():
     """The lumped model's runs in one process reuse its drive (executors.drive_for: its
     reset rebuilds the whole state): a run's metrics are the same to the last bit after
     another run, at another speed, as on a fresh drive."""
-    import dataclasses
 
     from belt_fmu.sweep import executors
 
     layout = load_layout()
-    layout = dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model="lumped"))
+    layout = layout.with_drive(model="lumped")
     runs = plan(layout, [1800, 2300], RunSettings(settle_cycles=2, cycles=1)).runs
     executors._last_lumped = None
     fresh = executors.run_point(runs[0])

@@ -4,7 +4,6 @@ Crank (driver) and a loaded pulley of equal cord radius R = 0.1 m, wrap angle pi
 EA = 1.2e5 N, pretension 550 N, belt at 10 m/s. With a 50 N m load the spans carry about
 800 N / 300 N, the example of docs/references.md R3 (creep 0.41 %).
 """
-import dataclasses
 
 import numpy as np
 import pytest
@@ -72,7 +71,7 @@ def test_gross_slip_starts_at_the_capstan_limit(two_pulley_layout, model):
     torque within 5 %: for both fidelity levels (the lumped model's capstan law is its own
     code, the discretized model's limit emerges from its nodes)."""
     layout = two_pulley_layout(law="tanh", mu=0.5)
-    drive = make_drive(dataclasses.replace(layout, drive=dataclasses.replace(layout.drive, model=model)))
+    drive = make_drive(layout.with_drive(model=model))
     start, rate, interval = 60.0, 50.0, 1e-3  # load ramp [N m], [N m/s]
     drive.reset(CRANK, start)
     rows = []

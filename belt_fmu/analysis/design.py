@@ -198,8 +198,8 @@ def _lumped_layout(layout):
     pulleys = tuple(dataclasses.replace(p, load="table", torque_table_speed_rad_per_s=(0.0, 1.0),
                                         torque_table_Nm=(0.0, 0.0)) if p.load == "input" else p
                     for p in layout.pulleys)
-    drive = dataclasses.replace(layout.drive, model="lumped", crank_input="speed", gravity_m_per_s2=(0.0, 0.0))
-    return dataclasses.replace(layout, drive=drive, pulleys=pulleys)
+    return dataclasses.replace(layout, pulleys=pulleys).with_drive(model="lumped", crank_input="speed",
+                                                                   gravity_m_per_s2=(0.0, 0.0))
 
 
 def elastic_point(layout, crank_speed: float) -> StaticPoint:
