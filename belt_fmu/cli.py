@@ -1272,7 +1272,6 @@ def _lumped_modes(args, layout) -> int:
     from .analysis.lumped_linearization import lumped_modes
     from .analysis.response import Excitation
     from .model.lumped_system import LumpedDrive
-    from .units import RPM
 
     if args.plot is not None:
         args.error("argument --plot: the drawn mode shapes are the discretized belt's; with the lumped model modes "
@@ -1283,7 +1282,7 @@ def _lumped_modes(args, layout) -> int:
                                    Excitation(_excitation_settings(args)))
     wall = time.perf_counter() - start
     _print_analysis_layout(layout)
-    belt_speed = args.rpm * RPM * drive.parameters.pulleys["radius"][layout.crank_index]
+    belt_speed = drive.output_values[drive.output_names.index("belt_speed")]  # the steady state's, creep included
     _print_modes(found, args, belt_speed, friction)
     print(f"\nwall time: {wall:.3g} s (steady state, linearization of the step, eigenvalues)")
     return 0

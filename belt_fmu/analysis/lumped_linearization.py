@@ -35,7 +35,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..model.lumped import LUMPED_STATE_LAYOUT
 
 #: [s] the step the model is linearized over (module docstring)
 STEP = 1e-4
@@ -117,7 +116,7 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float,
             sense = float(tensioner[0]["spring_sense"])
             inputs["arm_torque"] = central(PERTURBATION * max(abs(spring), 1.0),
                                            lambda d: {"preload": spring + d / sense})
-            arm = state_start(drive, "arm")  # its angle
+            arm = drive.state_offset("arm")  # its angle
     finally:
         tensioner[0]["spring_preload"] = spring
         tensioner[0]["friction_away"], tensioner[0]["friction_toward"] = levels
@@ -160,12 +159,6 @@ def _components_read(step, x0: np.ndarray, scale: np.ndarray, candidates: np.nda
     return everything
 
 
-def state_start(drive, view: str) -> int:
-    """Where the state view ``view`` (:data:`belt_fmu.model.lumped.LUMPED_STATE_LAYOUT`)
-    starts in the lumped ``drive``'s state vector ``y``."""
-    return int(drive._so[[name for name, _, _ in LUMPED_STATE_LAYOUT].index(view)])
-
-
 def frequency_response(linear: LumpedLinearization, omega: float, *names: str) -> list[tuple]:
     """(X (m,), Y (q,)) complex amplitudes of the state and the outputs for a unit harmonic
     amplitude at ``omega`` [rad/s] of each input of ``names`` (module docstring), from one
@@ -201,7 +194,7 @@ def natural_modes(linear: LumpedLinearization, drive, count: int) -> tuple:
     position = {int(k): i for i, k in enumerate(linear.kept)}
 
     def rows(view, n):
-        return [position.get(state_start(drive, view) + j) for j in range(n)]
+        return [position.get(drive.state_offset(view) + j) for j in range(n)]
 
     p = len(layout.pulleys)
     inertia = np.array([q.inertia_kgm2 for q in layout.pulleys])

@@ -87,6 +87,11 @@ class LumpedDrive:
         self.output_values = np.zeros(len(self.specs))
         self._bind()
 
+    def state_offset(self, view: str) -> int:
+        """Where the state view ``view`` (:data:`belt_fmu.model.lumped.LUMPED_STATE_LAYOUT`)
+        starts in the state vector ``y``."""
+        return int(self._so[[name for name, _, _ in lumped.LUMPED_STATE_LAYOUT].index(view)])
+
     @staticmethod
     def _views(table, buffer, starts, p) -> dict:
         views = {}
