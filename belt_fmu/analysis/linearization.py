@@ -412,8 +412,9 @@ def arm_stuck_damping(drive) -> float:
     tensioner."""
     if drive.parameters.roles[0]["tensioner"] < 0:
         return 0.0
-    with kernel_cache.compiling("analysis"):
-        return float(_arm_stuck_damping(drive.parameters))
+    # not announced as the analysis's compile: the lumped model's response needs only this
+    # small kernel, which compiles in well under a second
+    return float(_arm_stuck_damping(drive.parameters))
 
 
 def motion_matrices(drive, linear: Linearization):
