@@ -19,8 +19,9 @@ no-slip kinematics of that paper:
 * **material flow**: belt runs onto pulley j at the unstretched rate ``q_j``, at the speed
   ``v_j = q_j (1 + eps_(j-1))``; ``v_j - R_j w_j`` is the gross slip on that pulley (belt
   faster than the pulley surface positive). The belt on the pulley's installed wrap arc,
-  ``W_j``, is carried at the strain it ran on with and replaced over the wrap's transit
-  time; the spans' contents follow ``dS_j/dt = q_j - q_(j+1) - dW_j/dt``. With no gross
+  ``W_j``, is carried through at the strain it ran on with and creeps toward its spans'
+  strains as the friction law's slope lets it (:func:`wrap_target`); the spans' contents
+  follow ``dS_j/dt = q_j - q_(j+1) - dW_j/dt``. With no gross
   slip this is Grashof/Firbank creep: a driven pulley turns slower than the belt by
   ``(T_tight - T_slack) / (EA + T_tight)``;
 * **sliding arcs** (Firbank, "Mechanics of the belt drive", Int. J. Mech. Sci. 12, 1970):
@@ -533,12 +534,14 @@ def arc_release(radius, mu, wrap, adhesion, leaving, ea):
     return scale * excess, scale * (log - 1.0 + a / b) / log
 
 
-def steady_arcs(radii, mu, wraps, effective, ea):
+def steady_arcs(radii, mu, wraps, effective, ea, adhesion=None):
     """(D_j, dD_j/dT_j) of every pulley's sliding arc in steady running (:func:`arc_release`):
-    pulley j's adhesion at the tension of the span arriving on it, ``effective[j - 1]``, its
-    leaving span's ``effective[j]`` (effective tensions T - m'v^2 [N], spans in travel
-    order); ``radii``, ``mu`` and ``wraps`` per pulley. For the start and the linear model."""
-    arcs = np.array([arc_release(radii[j], mu[j], wraps[j], effective[j - 1], effective[j], ea)
+    pulley j's adhesion at ``adhesion[j]`` (default: the tension of the span arriving on it,
+    ``effective[j - 1]``), its leaving span's ``effective[j]`` (effective tensions T - m'v^2
+    [N], spans in travel order); ``radii``, ``mu`` and ``wraps`` per pulley. For the start and
+    the linear model."""
+    adhesion = np.roll(effective, 1) if adhesion is None else adhesion
+    arcs = np.array([arc_release(radii[j], mu[j], wraps[j], adhesion[j], effective[j], ea)
                      for j in range(len(effective))])
     return arcs[:, 0], arcs[:, 1]
 
@@ -553,11 +556,47 @@ def centrifugal_tensions(p, lb, s, w):
 
 
 @njit(cache=True, inline="always")
+def creep_damping(law, mu, belt_speed):
+    """d mu_s / d v [s/m]: the friction coefficient's slope at zero creep, a velocity law's own
+    (tanh, creep polynomial), the other laws' regularization (tanh at :data:`STICK_VELOCITY`)."""
+    if law.law == LAW_TANH or law.law == LAW_CREEP_POLYNOMIAL:
+        return friction_coefficient(law, mu, 0.0, belt_speed)[1]
+    return 4.0 * mu / STICK_VELOCITY
+
+
+@njit(cache=True, inline="always")
+def wrap_creep_rate(law, mu, radius, bank, effective_tension, belt_speed, ea):
+    """[1/s] How fast the belt on a wrap of length ``bank`` [m] stretches toward its two spans'
+    strains by creeping: ``pi^2 EA / (c l^2)``. Held by friction of slope d mu_s/d v
+    (:func:`creep_damping`) under the pressure ``T' / R`` per unit length, the belt creeps at
+    ``w = (dT/ds) / c``, ``c = (T' / R) d mu_s/d v`` [N s/m^2], and its strain obeys
+    ``d eps/dt + v d eps/ds = (EA / c) d^2 eps/ds^2`` (advection by the belt's transport,
+    diffusion by its creep): this is the slowest diffusion mode's rate over the wrap, its
+    ends held at the spans' strains. A velocity law with a gentle slope (the creep polynomial)
+    lets a short wrap stretch within a few milliseconds; a stiff one (tanh at 1 mm/s) holds it."""
+    c = max(effective_tension, 1.0) / radius * creep_damping(law, mu, belt_speed)
+    return math.pi ** 2 * ea / (c * bank * bank)
+
+
+@njit(cache=True, inline="always")
+def wrap_target(bank, strain_in, strain_out, transport, creep):
+    """(content [m] a wrap's belt tends to, rate [1/s]): the transport's ``bank / (1 + eps_in)``
+    at its rate ``v / bank`` and the creep's ``bank / (1 + (eps_in + eps_out) / 2)`` (the mean
+    of the steady diffusion profile between the spans' strains) at :func:`wrap_creep_rate`,
+    each rate the slowest mode of its part of the wrap's advection-diffusion; together a
+    first-order lag at the sum of the rates."""
+    rate = transport + creep
+    mixed = transport * bank / (1.0 + strain_in) + creep * bank / (1.0 + 0.5 * (strain_in + strain_out))
+    return mixed / rate, rate
+
+
+@njit(cache=True, inline="always")
 def predict_belt(p, lb, s, w, dt):
-    """The belt's explicit part of a step: the wraps' contents (the belt on a wrap is replaced
-    at the entry strain as it runs through, over the wrap's transit time: a first-order lag
-    for that transport delay, exact over the step), the old flows' share of the spans'
-    contents, and each span's end-of-step tension as a linear function of the step's unknowns:
+    """The belt's explicit part of a step: the wraps' contents (:func:`wrap_target`: the belt
+    on a wrap is replaced at the entry strain as it runs through, over the wrap's transit time,
+    and creeps toward its spans' strains; a first-order lag, exact over the step), the old
+    flows' share of the spans' contents, and each span's end-of-step tension as a linear
+    function of the step's unknowns:
     ``T_j = predicted_j + coupling_j (psi - psi_0) - compliance_j (q_j - q_(j+1))``, from the
     Kelvin-Voigt law with the content ``S_j + theta dt (q_j - q_(j+1))`` and the spring length
     ``G_j + lever_j (psi - psi_0)`` (the tensioner's two spans; the others do not move)."""
@@ -565,12 +604,19 @@ def predict_belt(p, lb, s, w, dt):
     ea = lb.axial_stiffness
     ca = lb.axial_damping
     th = THETA
+    law = p.friction[0]
+    strain_out = w.spring_length[n - 1] / s.content[n - 1] - 1.0
     for j in range(n):
         i = j - 1 if j > 0 else n - 1
-        strain_in = w.spring_length[i] / s.content[i] - 1.0
+        strain_in = strain_out  # span j - 1's, from the last pulley's turn
+        strain_out = w.spring_length[j] / s.content[j] - 1.0
         bank = installed_wrap(p, w, j)
-        target = bank / (1.0 + strain_in)
-        relax = 1.0 - np.exp(-abs(s.flow[j]) * (1.0 + strain_in) * dt / bank)
+        speed = abs(s.flow[j]) * (1.0 + strain_in)
+        pulley = p.pulleys[j]
+        creep = wrap_creep_rate(law, pulley.effective_mu, pulley.radius, bank,
+                                0.5 * (w.tension[i] + w.tension[j]) - w.centrifugal[i], speed, ea)
+        target, rate = wrap_target(bank, strain_in, strain_out, speed / bank, creep)
+        relax = 1.0 - np.exp(-rate * dt)
         w.wrap_rate[j] = (target - s.wrap_content[j]) * relax / dt
         s.wrap_content[j] += dt * w.wrap_rate[j]
     for j in range(n):
