@@ -281,6 +281,40 @@ def test_a_wrap_that_slides_nowhere_develops_no_state_law_friction(law):
     assert lumped.developed_share(friction, 0.5, 1.0, 0.0, math.pi)[0] > 0.99
 
 
+@pytest.mark.parametrize("speed", [0.5, 7.0, 27.0])
+def test_wrap_creep_is_the_slowest_diffusion_mode_of_the_wraps_strain(speed):
+    """lumped.wrap_creep_rate against the strain's diffusion on a wrap solved apart: the belt
+    on a 60 mm wrap of a 29 mm pulley at 450 N, held by the built-in drive's creep polynomial
+    (mu 0.4 on a 40 deg poly-V groove, peak at 1 % creep, [Scania thesis] eqs. 4.3-4.5: slope
+    at rest 1.5 mu_eff / (0.01 max(|v|, 1 m/s)) per m/s of creep), diffuses at
+    D = EA / c, c = (T / R) d mu/d v. The mean strain of the wrap, its ends held, decays from a
+    uniform start at the late rate of the finite-difference solution (200 cells: eigenvalue
+    error about 2e-5) within 0.1 %; and lumped.wrap_target, its transport's rate set to 0,
+    tends to the mean of the two ends' strains, the steady profile's (a straight line)."""
+    from scipy.linalg import expm
+
+    from belt_fmu import load_layout
+
+    ea, tension, radius, bank = 1.5e5, 450.0, 0.0292, 0.06
+    law = LumpedDrive(load_layout()).parameters.friction[0]
+    mu = 0.4 / math.sin(math.radians(20.0))
+    rate = lumped.wrap_creep_rate(law, mu, radius, bank, tension, speed, ea)
+    c = tension / radius * 1.5 * mu / (0.01 * max(speed, 1.0))
+    cells = 200
+    h = bank / cells
+    laplacian = (np.diag(np.full(cells, -2.0)) + np.diag(np.ones(cells - 1), 1) + np.diag(np.ones(cells - 1), -1))
+    operator = ea / c * laplacian / h ** 2  # ends held at 0 strain, cell centres h/2 from them
+    operator[0, 0] = operator[-1, -1] = -3.0 * ea / c / h ** 2
+    t1 = 2.0 / rate
+    step = expm(operator * 0.5 / rate)
+    strain = expm(operator * t1) @ np.ones(cells)
+    later = step @ strain
+    late_rate = math.log(strain.mean() / later.mean()) / (0.5 / rate)
+    assert late_rate == pytest.approx(rate, rel=1e-3)
+    bank_content, _ = lumped.wrap_target(bank, 2e-3, 4e-3, 0.0, rate)
+    assert bank_content == pytest.approx(bank / 1.003, rel=1e-12)
+
+
 @pytest.mark.parametrize("adhesion, leaving, wrap", [(442.0, 678.0, 2.5), (678.0, 393.0, 2.5), (400.0, 401.0, 1.0),
                                                       (100.0, 900.0, 1.2), (900.0, 100.0, 1.2)])
 def test_sliding_arc_release_is_firbanks_arc(adhesion, leaving, wrap):
