@@ -590,6 +590,22 @@ def wrap_target(bank, strain_in, strain_out, transport, creep):
     return mixed / rate, rate
 
 
+@njit(cache=True, _nrt=False)
+def steady_wraps(law, pulleys, banks, tensions, centrifugal, flow, ea, wraps):
+    """Each wrap's content [m] in steady running into ``wraps``: where :func:`wrap_target`
+    holds it (as :func:`predict_belt` runs it) at span tensions ``tensions`` [N], their
+    centrifugal part ``centrifugal`` [N] and the unstretched flow ``flow`` [m/s]; ``banks``
+    the installed wrap lengths [m]. For the start, in one call."""
+    n = tensions.shape[0]
+    for j in range(n):
+        i = j - 1 if j > 0 else n - 1
+        strain_in = tensions[i] / ea
+        speed = abs(flow) * (1.0 + strain_in)
+        creep = wrap_creep_rate(law, pulleys[j].effective_mu, pulleys[j].radius, banks[j],
+                                0.5 * (tensions[i] + tensions[j]) - centrifugal, speed, ea)
+        wraps[j] = wrap_target(banks[j], strain_in, tensions[j] / ea, speed / banks[j], creep)[0]
+
+
 @njit(cache=True, inline="always")
 def predict_belt(p, lb, s, w, dt):
     """The belt's explicit part of a step: the wraps' contents (:func:`wrap_target`: the belt

@@ -121,24 +121,18 @@ class LumpedDrive:
         wrap = self.geometry.senses * (a["reference"] - a["reference_arrive"])
         return self.geometry.radii * np.mod(wrap, 2.0 * np.pi)
 
-    def _steady_wraps(self, tensions: np.ndarray, centrifugal: float, flow: float) -> tuple[np.ndarray, np.ndarray]:
+    def _steady_wraps(self, tensions: np.ndarray, centrifugal: float, flow: float,
+                      banks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(W_j [m], D_j [m]) in steady running at span tensions ``tensions`` and the
-        unstretched flow ``flow`` [m/s], at the wrap angles of the geometry last placed: each
-        wrap's content where :func:`belt_fmu.model.lumped.wrap_target` holds it, and the belt
-        its sliding arc releases into its leaving span (:func:`belt_fmu.model.lumped.arc_release`)
-        from the adhesion tension of that content's strain, as a step computes them."""
+        unstretched flow ``flow`` [m/s], at the wrap angles of the geometry last placed and
+        the installed wrap lengths ``banks`` (:meth:`_installed_wraps`): each wrap's content
+        (:func:`belt_fmu.model.lumped.steady_wraps`), and the belt its sliding arc releases
+        into its leaving span (:func:`belt_fmu.model.lumped.arc_release`) from the adhesion
+        tension of that content's strain, as a step computes them."""
         ea = self.belt[0]["axial_stiffness"]
         pulleys = self.parameters.pulleys
-        law = self.parameters.friction[0]
-        banks = self._installed_wraps()
-        strain = tensions / ea
-        arriving = np.roll(strain, 1)
         wraps = np.empty(len(banks))
-        for j in range(len(banks)):
-            speed = abs(flow) * (1.0 + arriving[j])
-            creep = lumped.wrap_creep_rate(law, pulleys["effective_mu"][j], pulleys["radius"][j], banks[j],
-                                           0.5 * (tensions[j - 1] + tensions[j]) - centrifugal, speed, ea)
-            wraps[j] = lumped.wrap_target(banks[j], arriving[j], strain[j], speed / banks[j], creep)[0]
+        lumped.steady_wraps(self.parameters.friction[0], pulleys, banks, tensions, centrifugal, flow, ea, wraps)
         adhesion = ea * (banks / wraps - 1.0) - centrifugal
         releases = lumped.steady_arcs(pulleys["radius"], pulleys["effective_mu"], self.arrays["wrap"],
                                       tensions - centrifugal, ea, adhesion)[0]
@@ -168,10 +162,13 @@ class LumpedDrive:
         loads = steady_load_torques(self.parameters, belt_speed / radii, water_pump_torque)
         offsets = span_tension_offsets(path, geom.crank, loads)
 
+        banks = self._installed_wraps()
+
         def content(arm_angle, tensions):
             strain = tensions / ea
             springs = self._springs(arm_angle)
-            wraps, releases = self._steady_wraps(tensions, centrifugal, belt_speed / (1.0 + strain[geom.crank - 1]))
+            wraps, releases = self._steady_wraps(tensions, centrifugal, belt_speed / (1.0 + strain[geom.crank - 1]),
+                                                 banks)
             return float(np.sum(springs / (1.0 + strain) + wraps - releases)) - total
 
         if geom.tensioner < 0:
@@ -223,7 +220,7 @@ class LumpedDrive:
         crank = geom.crank
         flow = abs(crank_speed) * geom.radii[crank] / (1.0 + strain[crank - 1])
         v["content"][:] = springs / (1.0 + strain)
-        v["wrap_content"][:], v["release"][:] = self._steady_wraps(tension, mass, flow)
+        v["wrap_content"][:], v["release"][:] = self._steady_wraps(tension, mass, flow, self._installed_wraps())
         a["tension"][:] = tension
         a["belt_force"][:] = tension - np.roll(tension, 1)  # each pulley's share of the load: steady running
         v["flow"][:] = flow
