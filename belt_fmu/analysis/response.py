@@ -189,7 +189,6 @@ class _Instant:
         outputs = y_q[:, :d] @ x + y_v[:, :d] @ rate + (y_q[:, d] + 1j * omega * y_v[:, d]) * crank
         return outputs, (abs(x[self.arm]) if self.arm is not None else 0.0), friction
 
-
     def _frequency_solves(self, omega: float):
         """(the LU factors at ``omega``, the response ``u`` to a unit torque on the arm, its
         receptances at the odd harmonics; None without an arm), kept for a next call at the
@@ -391,7 +390,6 @@ class LumpedAnchor(_Responding):
                              float(friction is not None and friction.stuck), hub, belt_torque, np.abs(tension),
                              (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300),
                              friction.swing if friction is not None else 0.0)
-
 
     def _frequency_solves(self, omega: float, source: str):
         """(the unit responses to ``source`` and to a torque on the arm, the arm's receptances
