@@ -36,11 +36,14 @@ VERIFIED_NUMBA = ((0, 58), (0, 68))
 _untyped_ir: dict = {}
 
 
-def _numba_release() -> tuple[int, int]:
+def verified(releases: tuple[tuple[int, int], tuple[int, int]]) -> bool:
+    """Whether the installed numba release lies in ``releases`` (first, last), the ones a
+    replacement of numba's internals was checked against."""
     import numba
 
     major, minor = numba.__version__.split(".")[:2]
-    return int(major), int(minor)
+    low, high = releases
+    return low <= (int(major), int(minor)) <= high
 
 
 def install() -> bool:
@@ -51,8 +54,7 @@ def install() -> bool:
     worker = inline_closurecall.InlineWorker
     if getattr(worker, "_belt_fmu_inlining", False):
         return True
-    low, high = VERIFIED_NUMBA
-    if not low <= _numba_release() <= high:
+    if not verified(VERIFIED_NUMBA):
         return False
     numba_untyped_passes = worker.run_untyped_passes
 
