@@ -798,7 +798,8 @@ def _add_sweep_parser(commands, layout_help: str) -> None:
     group = sweep.add_argument_group("execution")
     where = group.add_mutually_exclusive_group()
     where.add_argument("--workers", type=_count(1), metavar="N",
-                       help="local worker processes (default: the available cores; 1 runs in this process)")
+                       help="local worker processes (default: the available cores, or this process for a "
+                            "lumped-model sweep too short to pay for starting them; 1 runs in this process)")
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="run on the Dask cluster whose scheduler is at ADDRESS (tcp://host:8786)")
     group.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
@@ -842,7 +843,7 @@ def _sweep_command(args) -> int:
     if outside:
         args.error(f"argument --rpm: {outside[0]:g} rpm is outside the model's range [{RPM_RANGE[0]:g}, "
                    f"{RPM_RANGE[1]:.0f}] rpm")
-    workers = args.workers or default_workers()
+    workers = args.workers or default_workers(study.runs)
     where = (f"the Dask cluster at {args.scheduler}" if args.scheduler is not None
              else "this process" if workers == 1 else f"{workers} local processes")
     speeds = len(duty.points) if duty is not None else len({run.rpm for run in study.runs})

@@ -294,3 +294,21 @@ def test_lumped_runs_share_a_drive_and_each_is_a_pure_function_of_its_run():
     executors.run_point(runs[1])
     assert executors.drive_for(runs[0].layout) is drive
     assert executors.run_point(runs[0]) == fresh
+
+
+def test_a_short_lumped_sweep_runs_in_this_process_and_a_long_one_on_the_cores(monkeypatch):
+    """Local workers take seconds to start and a lumped run hundredths of a second: by
+    default a lumped sweep runs in this process unless the cores save more than the workers'
+    start (executors.default_workers); a discretized sweep always goes to the cores."""
+    from belt_fmu.sweep import default_workers, executors
+
+    monkeypatch.setattr(executors.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    layout = load_layout()
+    lumped = layout.with_drive(model="lumped")
+    break_even = executors.WORKER_START_SECONDS / (executors.LUMPED_RUN_SECONDS * 0.5)  # 2 cores
+    few = plan(lumped, np.linspace(800, 3000, int(break_even) - 1)).runs
+    many = plan(lumped, np.linspace(800, 3000, int(break_even) + 2)).runs
+    assert default_workers(few) == 1
+    assert default_workers(many) == 2
+    assert default_workers(plan(layout, [800, 900]).runs) == 2
+    assert default_workers() == 2

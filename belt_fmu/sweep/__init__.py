@@ -71,7 +71,8 @@ def sweep(plan: Plan, out=None, *, mode: str = "new", workers: int | None = None
     table is rewritten sorted (by variant, then speed), atomically.
 
     Runs go to the Dask scheduler at ``scheduler`` if given, else to ``workers`` local
-    processes (default: the cores available; 1 runs them in this process), longest first.
+    processes (default: :func:`default_workers`, the cores available unless the runs are
+    lumped ones too few to pay for starting them; 1 runs them in this process), longest first.
     ``progress`` draws a progress bar (tqdm) on stderr; ``log(line)`` is called for each
     failed run.
     """
@@ -86,7 +87,7 @@ def sweep(plan: Plan, out=None, *, mode: str = "new", workers: int | None = None
             earlier = _resumable(SweepTable.read(out), columns, plan.digest, out)
     done = {earlier.key(row) for row in earlier.rows if row["status"] == OK}
     todo = sorted((run for run in plan.runs if plan.key(run) not in done), key=lambda run: -run.simulated_time)
-    workers = default_workers() if workers is None else workers
+    workers = default_workers(todo) if workers is None else workers
     start = time.perf_counter()
     rows, failures = [], []
     with executor(min(workers, len(todo)) if todo else 1, scheduler) as run_all:
