@@ -857,7 +857,7 @@ def _sweep_command(args) -> int:
 
         make_drive(layout)  # the kernels compile here, once and said so, not in every worker at once
     try:
-        result = sweep(study, args.out, mode=mode, workers=args.workers, scheduler=args.scheduler, progress=show,
+        result = sweep(study, args.out, mode=mode, workers=workers, scheduler=args.scheduler, progress=show,
                        log=lambda line: print(f"belt-fmu sweep: {line}", file=sys.stderr))
     except ConnectionError as err:
         args.error(f"argument --scheduler: {err}")
