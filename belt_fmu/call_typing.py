@@ -20,7 +20,7 @@ model's kernels: docs/performance.md).
 """
 from __future__ import annotations
 
-from .inlining import verified
+from .inlining import flags_key, verified
 
 #: the numba releases whose BaseFunction.get_call_type :func:`install` wraps as described
 VERIFIED_NUMBA = ((0, 68), (0, 68))
@@ -35,14 +35,13 @@ _flag_keys: dict = {}
 
 
 def _flags_key(flags):
-    """The compiler flags' values as a hashable key (numba's option objects by their repr,
-    which states all their fields), computed once per flags object."""
+    """The compiler flags' :func:`~belt_fmu.inlining.flags_key`, computed once per flags
+    object."""
     if flags is None:
         return None
     known = _flag_keys.get(id(flags))
     if known is None or known[0] is not flags:
-        values = tuple(sorted((name, repr(value)) for name, value in flags.values().items()))
-        known = _flag_keys[id(flags)] = (flags, values)
+        known = _flag_keys[id(flags)] = (flags, flags_key(flags))
     return known[1]
 
 

@@ -46,6 +46,12 @@ def verified(releases: tuple[tuple[int, int], tuple[int, int]]) -> bool:
     return low <= (int(major), int(minor)) <= high
 
 
+def flags_key(flags) -> tuple:
+    """numba's compiler flags as a hashable key: each option's name and repr (numba's option
+    objects, unhashable, state all their fields in it), sorted by name."""
+    return tuple(sorted((name, repr(value)) for name, value in flags.values().items()))
+
+
 def install() -> bool:
     """Replace numba's inlining methods for this process (once) where its version is
     verified (:data:`VERIFIED_NUMBA`); returns whether they are replaced."""
@@ -61,8 +67,7 @@ def install() -> bool:
     def run_untyped_passes(self, func, enable_ssa=False):
         """numba's, once per function, pipeline and flags (module docstring)."""
         self.flags.enable_ssa = enable_ssa  # numba's run sets it on the caller's flags
-        key = (func, self._compiler_pipeline,
-               tuple(sorted((name, repr(value)) for name, value in self.flags.values().items())))
+        key = (func, self._compiler_pipeline, flags_key(self.flags))
         made = _untyped_ir.get(key)
         if made is None:
             made = _untyped_ir[key] = numba_untyped_passes(self, func, enable_ssa)
