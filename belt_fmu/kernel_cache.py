@@ -43,8 +43,8 @@ from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 #: the package's files an FMU runs (the command line, plots, analysis and the builder stay behind)
-RUNTIME_FILES = ("__init__.py", "kernel_cache.py", "inlining.py", "call_typing.py", "layout.py", "slave.py",
-                 "fast_path.py", "simulation.py", "postprocess.py", "units.py", "files.py", "model/*.py")
+RUNTIME_FILES = ("__init__.py", "kernel_cache.py", "inlining.py", "call_typing.py", "linking.py", "layout.py",
+                 "slave.py", "fast_path.py", "simulation.py", "postprocess.py", "units.py", "files.py", "model/*.py")
 
 #: the parts of the model compiled separately: what they are, and the seconds each took to
 #: compile on the machine of docs/performance.md (the estimate said before compiling)
