@@ -26,7 +26,9 @@ Compiling is announced (:func:`compiling`): a part of the model (:data:`PARTS`) 
 this machine has not compiled yet says so before it compiles, with an estimate, and reports the
 time after, through :data:`notify` (the command line prints it on stderr, the FMU slave gives
 it to the host's logger). A part counts as compiled once a marker file for it and this
-machine's target (:func:`target_key`) is in the kernel folder.
+machine's target (:func:`target_key`) is in the kernel folder; the marker of a compile holds
+the seconds it took, which scale the estimates of later compiles on the same machine
+(:func:`estimate`).
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ import json
 import logging
 import os
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -47,7 +50,8 @@ RUNTIME_FILES = ("__init__.py", "kernel_cache.py", "inlining.py", "call_typing.p
                  "slave.py", "fast_path.py", "simulation.py", "postprocess.py", "units.py", "files.py", "model/*.py")
 
 #: the parts of the model compiled separately: what they are, and the seconds each took to
-#: compile on the machine of docs/performance.md (the estimate said before compiling)
+#: compile on the slower of the machines of docs/performance.md (the estimate said before
+#: compiling on a machine that has compiled none yet: :func:`estimate`)
 PARTS = {
     "discretized": ("the discretized belt model", 60.0),
     "discretized native step": ("the discretized model's native step", 7.0),
@@ -231,6 +235,25 @@ def is_compiled(part: str) -> bool:
     return _marker(part).exists()
 
 
+def estimate(part: str) -> float:
+    """[s] How long ``part`` (:data:`PARTS`) will take to compile here: its figure in
+    :data:`PARTS` times the median ratio of measured to listed seconds of the compiles this
+    machine's target has recorded in any kernel folder of the cache (an earlier version's
+    compiles tell this machine's speed); the listed figure where it has recorded none."""
+    parts = {marker_stem(name): name for name in PARTS}
+    key = target_key()
+    ratios = []
+    for marker in (cache_root() / "kernels").glob(f"*/*/compiled/*.{key}"):
+        name = parts.get(marker.name[:-len(key) - 1])
+        try:
+            seconds = float(marker.read_text() or "nan")
+        except (OSError, ValueError):
+            continue
+        if name is not None and seconds > 0.0:
+            ratios.append(seconds / PARTS[name][1])
+    return PARTS[part][1] * (statistics.median(ratios) if ratios else 1.0)
+
+
 @contextlib.contextmanager
 def compiling(part: str, *, detect: bool = True):
     """Around code that loads or compiles ``part``'s kernels (:data:`PARTS`).
@@ -238,15 +261,16 @@ def compiling(part: str, *, detect: bool = True):
     With ``detect``, the compile is announced when numba starts one (its ``numba:compile``
     event, which loads from the cache do not raise); without (numba's ``cfunc``, which raises
     no event), whenever the part is not marked compiled. Either way the time follows when
-    something compiled, and the part is marked compiled after it succeeded."""
+    something compiled, and the part is marked compiled after it succeeded; a compile numba's
+    event showed records its seconds in the marker (:func:`estimate`)."""
     from numba.core import event
 
-    what, estimate = PARTS[part]
+    what = PARTS[part][0]
     started = []
 
     def announce():
         if not started:
-            notify(f"compiling {what} for this machine, once: about {estimate:.0f} s")
+            notify(f"compiling {what} for this machine, once: about {estimate(part):.0f} s")
             started.append(time.perf_counter())
 
     class Listener(event.Listener):
@@ -261,13 +285,15 @@ def compiling(part: str, *, detect: bool = True):
         announce()
     with event.install_listener("numba:compile", Listener()) if detect else contextlib.nullcontext():
         yield
-    if started:
-        notify(f"compiled {what} in {time.perf_counter() - started[0]:.0f} s")
+    seconds = time.perf_counter() - started[0] if started else None
+    if seconds is not None:
+        notify(f"compiled {what} in {seconds:.0f} s")
     if not marked:
         with contextlib.suppress(OSError):
             marker = _marker(part)
             marker.parent.mkdir(parents=True, exist_ok=True)
-            marker.touch()
+            # only a compile numba's event showed: without it, a load from the cache counts too
+            marker.write_text(f"{seconds:.1f}" if detect and seconds is not None else "")
 
 
 # -- kernels shipped in an FMU -------------------------------------------------------------

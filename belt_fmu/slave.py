@@ -208,7 +208,7 @@ class BeltDriveSlave(Fmi2Slave):
         if kernel_cache.is_compiled(part) or part == self._compile_noted:
             return
         self._compile_noted = part
-        what, estimate = kernel_cache.PARTS[part]
+        what, estimate = kernel_cache.PARTS[part][0], kernel_cache.estimate(part)
         why = kernel_cache.compile_reason or "this machine has not compiled this version's kernels yet"
         self._compile_pending = True
         self.log(f"compiling {what} for this machine, once, when initialization ends: about {estimate:.0f} s "

@@ -201,6 +201,7 @@ def test_compiling_is_announced_with_an_estimate(part, monkeypatch, tmp_path):
     yet marked compiled, with its estimate, and reports the time after."""
     said = []
     monkeypatch.setattr(kernel_cache, "notify", said.append)
+    monkeypatch.setattr(kernel_cache, "cache_root", lambda: tmp_path / "cache")  # no compile recorded
     monkeypatch.setattr(kernel_cache, "_marker", lambda name: tmp_path / name)
     with kernel_cache.compiling(part, detect=False):
         pass
@@ -208,6 +209,38 @@ def test_compiling_is_announced_with_an_estimate(part, monkeypatch, tmp_path):
     what, estimate = kernel_cache.PARTS[part]
     assert said[0] == f"compiling {what} for this machine, once: about {estimate:.0f} s"
     assert said[1].startswith(f"compiled {what} in ")
+
+
+def test_estimates_scale_with_the_compiles_this_machine_recorded(monkeypatch, tmp_path):
+    """A compile numba's event showed records its seconds in its marker; the estimates of
+    later compiles on the same target scale by the median ratio of recorded to listed
+    seconds, over every kernel folder of the cache (an earlier version's included), and
+    leave out other targets' records, empty markers (loads) and unknown parts."""
+    from numba.core import event
+
+    monkeypatch.setattr(kernel_cache, "cache_root", lambda: tmp_path)
+    monkeypatch.setattr(kernel_cache, "target_key", lambda: "host")
+    listed = {part: seconds for part, (_, seconds) in kernel_cache.PARTS.items()}
+    assert kernel_cache.estimate("lumped") == listed["lumped"]  # nothing recorded yet
+    older = tmp_path / "kernels" / "belt_fmu-older" / "py311-numba0.68.1" / "compiled"
+    older.mkdir(parents=True)
+    (older / "discretized.host").write_text(f"{0.5 * listed['discretized']:.1f}")
+    (older / "analysis.host").write_text(f"{0.4 * listed['analysis']:.1f}")
+    (older / "lumped-native-step.host").write_text(f"{0.6 * listed['lumped native step']:.1f}")
+    (older / "lumped.host").write_text("")  # loaded from the cache: no time
+    (older / "lumped.other").write_text(f"{3.0 * listed['lumped']:.1f}")  # another target
+    (older / "unknown.host").write_text("1000")
+    assert kernel_cache.estimate("lumped") == pytest.approx(0.5 * listed["lumped"], rel=1e-3)
+
+    current = tmp_path / "current"
+    monkeypatch.setattr(kernel_cache, "_marker", lambda name: current / name)
+    said = []
+    monkeypatch.setattr(kernel_cache, "notify", said.append)
+    with kernel_cache.compiling("lumped"):
+        event.start_event("numba:compile", data={"dispatcher": None, "args": None, "return_type": None})
+        event.end_event("numba:compile", data={"dispatcher": None, "args": None, "return_type": None})
+    assert said[0] == f"compiling the lumped model for this machine, once: about {0.5 * listed['lumped']:.0f} s"
+    assert float((current / "lumped").read_text()) >= 0.0  # its seconds recorded
 
 
 def test_cache_saves_take_turns_between_processes(tmp_path):
