@@ -469,7 +469,7 @@ def _simulate_command(args) -> int:
     print()
     print(f"wall time: {results.wall_time:.3g} s integrating, {total:.3g} s in all "
           "(JIT compilation, build and settle included)")
-    print(f"real-time factor: {results.real_time_factor:.3g} (simulated time / integration wall time)")
+    print(f"real-time factor: {_factor(results.real_time_factor)} (simulated time / integration wall time)")
     return _write_results(args, results, layout)
 
 
@@ -582,7 +582,7 @@ def _cosim_command(args) -> int:
     print()
     print(f"load time: {results.load_time:.3g} s (unpack, instantiate, initialize)")
     print(f"wall time: {results.wall_time:.3g} s stepping, {total:.3g} s in all")
-    print(f"real-time factor: {results.real_time_factor:.3g} (simulated time / stepping wall time)")
+    print(f"real-time factor: {_factor(results.real_time_factor)} (simulated time / stepping wall time)")
     return _write_results(args, results, layout, model)
 
 
@@ -1411,6 +1411,12 @@ def _print_slip_warnings(results, layout) -> None:
 
     for event in gross_slips(results, layout):
         print(f"warning: {event}")
+
+
+def _factor(value: float) -> str:
+    """A real-time factor for a person: three significant digits, whole numbers from 1000 up
+    (1150, not 1.15e+03)."""
+    return f"{value:.0f}" if 999.5 <= value < float("inf") else f"{value:.3g}"
 
 
 def _summary(results, layout) -> str:

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from belt_fmu import DivergenceError, load_layout
-from belt_fmu.cli import EXIT_LAYOUT, EXIT_MODEL, EXIT_USAGE, _parser, main
+from belt_fmu.cli import EXIT_LAYOUT, EXIT_MODEL, EXIT_USAGE, _factor, _parser, main
 from belt_fmu.model.geometry import BeltPath
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -45,6 +45,14 @@ def test_simulate_writes_a_csv_with_units_and_a_plot(tmp_path, capsys):
     for name in ("tensioner_angle", "bearing_force", "crank_torque", "span_tension_crank_tensioner",
                  "speed_water_pump", "slip_water_pump", "real-time factor"):
         assert name in out
+
+
+@pytest.mark.parametrize("value, shown", [(2.434, "2.43"), (0.01234, "0.0123"), (999.4, "999"), (999.6, "1000"),
+                                           (1147.3, "1147"), (math.inf, "inf")])
+def test_real_time_factors_print_without_an_exponent(value, shown):
+    """The printed real-time factor: three significant digits below 1000, whole numbers from
+    there (a lumped run's 1147, not 1.15e+03)."""
+    assert _factor(value) == shown
 
 
 def test_invalid_layout_file_exits_2_naming_file_and_field(layout_file, capsys):
