@@ -716,7 +716,8 @@ def solve_linear(a, b, m):
     return True
 
 
-@njit(cache=True, _nrt=False)
+# inlined: the solve's four sweeps then overlap (docs/performance.md, "Kernels compiled apart")
+@njit(cache=True, inline="always")
 def _sweep(a, pivot, upper, x, n):
     """Forward and back substitution of ``x`` (n) through the factored tridiagonal matrix."""
     x[0] *= pivot[0]
