@@ -68,7 +68,7 @@ from .friction import friction_impulses
 from .inputs import CRANK_SPEED_RANGE
 from .outputs import accumulate_outputs, evaluate_outputs, mean_outputs
 from .stability import MAX_STEP, bending_is_implicit, explicit_modes, limiting_mode
-from .state import dimensions, unpack, unpack_state
+from .state import dimensions, motion_size, unpack, unpack_state
 from .tensioner import advance_arm
 
 OK = 0
@@ -255,11 +255,13 @@ def advance_averaged(p, s, w, n_steps, dt, crank_omega, water_pump_torque, resol
     """:func:`advance`, adding each step's start state's outputs to the running integral of
     the ``control`` array (trapezoidal rule: the outputs at the interval's ends weigh
     ``dt / 2``, the others ``dt``; ``first``: these steps begin the interval, else one came
-    before). ``start`` is a scratch copy of the state ``y`` (``s`` its views) at each step's
-    start. The steps are :func:`advance`'s: averaging changes no state."""
+    before). ``start`` is scratch: at each step's start, a copy of what the outputs read of
+    the state ``y`` (``s`` its views), its leading views :data:`~belt_fmu.model.state.MOTION`.
+    The steps are :func:`advance`'s: averaging changes no state."""
     before = unpack_state(start, *dimensions(p))
+    motion = motion_size(before)
     for k in range(n_steps):
-        _copy(start, y)
+        _copy(start[:motion], y[:motion])
         update_neighbour_lists(p, s, w, dt)
         step(p, s, w, dt, crank_omega, water_pump_torque, resolved)
         w.lists_valid_for[0] -= dt

@@ -40,6 +40,10 @@ STATE_LAYOUT = (
                                    "friction sweep starts the pulleys from it (friction.friction_impulses), "
                                    "so it is state"),
 )
+#: the state's leading views: all that the outputs read of a state (outputs.evaluate_outputs),
+#: so that the averaged outputs' copy of a step's start copies these alone
+MOTION = ("q", "u", "theta", "omega", "arm")
+assert tuple(name for name, _, _ in STATE_LAYOUT[:len(MOTION)]) == MOTION, "the motion views lead the state"
 
 #: the float work buffer: diagnostics of the last step (overwritten every step) and scratch
 WORK_LAYOUT = (
@@ -188,6 +192,13 @@ def unpack_state(y, n, p, k):
         _matrix(y, o, e, 6, n, p, k),  # slip
         _matrix(y, o, e, 7, n, p, k),  # friction_force
     )
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def motion_size(s):
+    """Length of the state vector's leading part, the views :data:`MOTION` (``s``: the state's
+    views)."""
+    return s.q.size + s.u.size + s.theta.size + s.omega.size + s.arm.size
 
 
 @njit(cache=True)
