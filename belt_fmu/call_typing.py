@@ -20,7 +20,7 @@ model's kernels: docs/performance.md).
 """
 from __future__ import annotations
 
-from .inlining import flags_key, verified
+from .inlining import flags_key, patch_once
 
 #: the numba releases whose BaseFunction.get_call_type :func:`install` wraps as described
 VERIFIED_NUMBA = ((0, 68), (0, 68))
@@ -48,15 +48,16 @@ def _flags_key(flags):
 def install() -> bool:
     """Wrap numba's typing of calls for this process (once) where its version is verified
     (:data:`VERIFIED_NUMBA`); returns whether it is wrapped."""
-    from numba.core import targetconfig
     from numba.core.types import functions
+
+    return patch_once(functions.BaseFunction, "_belt_fmu_call_typing", VERIFIED_NUMBA, _wrap_typing)
+
+
+def _wrap_typing(base) -> None:
+    """Wrap ``BaseFunction.get_call_type`` (module docstring)."""
+    from numba.core import targetconfig
     from numba.core.typing.templates import _EmptyImplementationEntry
 
-    base = functions.BaseFunction
-    if getattr(base, "_belt_fmu_call_typing", False):
-        return True
-    if not verified(VERIFIED_NUMBA):
-        return False
     numba_get_call_type = base.get_call_type
 
     def get_call_type(self, context, args, kws):
@@ -79,5 +80,3 @@ def install() -> bool:
         return signature
 
     base.get_call_type = get_call_type
-    base._belt_fmu_call_typing = True
-    return True

@@ -46,6 +46,19 @@ def verified(releases: tuple[tuple[int, int], tuple[int, int]]) -> bool:
     return low <= (int(major), int(minor)) <= high
 
 
+def patch_once(owner, mark: str, releases: tuple[tuple[int, int], tuple[int, int]], patch) -> bool:
+    """Apply ``patch(owner)``, a replacement of numba's internals on the class ``owner``, once
+    per process where the installed numba release lies in ``releases`` (:func:`verified`),
+    marking ``owner`` with the attribute ``mark``; returns whether ``owner`` is patched."""
+    if getattr(owner, mark, False):
+        return True
+    if not verified(releases):
+        return False
+    patch(owner)
+    setattr(owner, mark, True)
+    return True
+
+
 def flags_key(flags) -> tuple:
     """numba's compiler flags as a hashable key: each option's name and repr (numba's option
     objects, unhashable, state all their fields in it), sorted by name."""
@@ -57,11 +70,11 @@ def install() -> bool:
     verified (:data:`VERIFIED_NUMBA`); returns whether they are replaced."""
     from numba.core import inline_closurecall
 
-    worker = inline_closurecall.InlineWorker
-    if getattr(worker, "_belt_fmu_inlining", False):
-        return True
-    if not verified(VERIFIED_NUMBA):
-        return False
+    return patch_once(inline_closurecall.InlineWorker, "_belt_fmu_inlining", VERIFIED_NUMBA, _replace_inlining)
+
+
+def _replace_inlining(worker) -> None:
+    """Put the memoized untyped passes and :func:`_inline_ir` on numba's ``InlineWorker``."""
     numba_untyped_passes = worker.run_untyped_passes
 
     def run_untyped_passes(self, func, enable_ssa=False):
@@ -77,8 +90,6 @@ def install() -> bool:
 
     worker.run_untyped_passes = run_untyped_passes
     worker.inline_ir = _inline_ir
-    worker._belt_fmu_inlining = True
-    return True
 
 
 def _inline_ir(self, caller_ir, block, i, callee_ir, callee_freevars, arg_typs=None):

@@ -22,7 +22,7 @@ same order (no fast-math flags: LLVM may not reassociate), so the results are th
 """
 from __future__ import annotations
 
-from .inlining import verified
+from .inlining import patch_once
 
 #: the numba releases whose CPUCodeLibrary._optimize_final_module :func:`install` wraps
 VERIFIED_NUMBA = ((0, 68), (0, 68))
@@ -47,11 +47,11 @@ def install() -> bool:
     its version is verified (:data:`VERIFIED_NUMBA`); returns whether it is wrapped."""
     from numba.core import codegen
 
-    library = codegen.CPUCodeLibrary
-    if getattr(library, "_belt_fmu_linking", False):
-        return True
-    if not verified(VERIFIED_NUMBA):
-        return False
+    return patch_once(codegen.CPUCodeLibrary, "_belt_fmu_linking", VERIFIED_NUMBA, _wrap_optimization)
+
+
+def _wrap_optimization(library) -> None:
+    """Wrap ``CPUCodeLibrary._optimize_final_module`` (module docstring)."""
     numba_optimize = library._optimize_final_module
 
     def _optimize_final_module(self):
@@ -60,5 +60,3 @@ def install() -> bool:
         numba_optimize(self)
 
     library._optimize_final_module = _optimize_final_module
-    library._belt_fmu_linking = True
-    return True
