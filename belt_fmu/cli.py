@@ -1026,7 +1026,7 @@ def _add_response_parser(commands, layout_help: str) -> None:
                     "pulley): the tensioner arm amplitude, each pulley's hub load and belt torque amplitude and slip "
                     "utilisation, each span's tension amplitude. The arm's Coulomb friction enters by a harmonic "
                     "balance of the arm at the amplitude it produces. With the lumped model, its own step "
-                    "linearized at every speed. See docs/modes.md.",
+                    "linearized at the anchor speeds. See docs/modes.md.",
     )
     response.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
     _add_model(response)

@@ -51,8 +51,13 @@ each anchor's model locates exactly; what is interpolated is how the drive's ten
 tensioner position and belt speed move the mode between anchors.
 
 With the lumped model (``[drive] model = "lumped"``) the linear model is the lumped model's
-own step, linearized about its steady running state at every speed asked for
-(:class:`LumpedAnchor`, :mod:`belt_fmu.analysis.lumped_linearization`).
+own step, linearized about its steady running state at the anchor speeds
+(:class:`LumpedAnchor`, :mod:`belt_fmu.analysis.lumped_linearization`). At each speed asked
+for, the two nearest anchors' linear responses at that speed's frequency (the arm's and the
+outputs', to the excitation and to a torque on the arm) and their steady loads are
+interpolated linearly in speed, and the arm's friction and the crank wrap's limit are solved
+there: on the built-in drive every amplitude lies within 1 % of its maximum over 500-3000
+rpm of what a linearization at every 10 rpm gives, at +-40 and +-4 rpm.
 """
 from __future__ import annotations
 
@@ -323,23 +328,81 @@ class Anchor(_Responding):
                              (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300), float(np.mean(swing)))
 
 
-class LumpedAnchor(_Responding):
+@dataclass(frozen=True)
+class _LumpedLinear:
+    """The lumped model's linear response at one frequency, per unit amplitude of its
+    excitation (``source``) and of a torque on the arm: the arm angle [rad] and the outputs
+    (:class:`LumpedAnchor`)."""
+
+    arm: complex
+    outputs: np.ndarray
+    arm_unit: complex
+    arm_unit_outputs: np.ndarray
+    receptances: list  # the arm's, at the odd harmonics 1, 3, ... (arm_unit first)
+
+    def blend(self, other: "_LumpedLinear", t: float) -> "_LumpedLinear":
+        """This one weighted ``1 - t`` and ``other`` ``t``."""
+        def mix(a, b):
+            return (1.0 - t) * a + t * b
+
+        return _LumpedLinear(mix(self.arm, other.arm), mix(self.outputs, other.outputs),
+                             mix(self.arm_unit, other.arm_unit), mix(self.arm_unit_outputs, other.arm_unit_outputs),
+                             [mix(a, b) for a, b in zip(self.receptances, other.receptances)])
+
+
+class _LumpedResponding(_Responding):
+    """The lumped model's response from its linear one (``_linear(omega, source)``, a
+    :class:`_LumpedLinear`), with the arm's friction and the outputs as :class:`Anchor`'s: each pulley's hub force amplitude
+    projected on its steady hub force ``hub`` (p, 2), its belt torque amplitude
+    ``r (dT_in - dT_out)`` from its spans' tensions."""
+
+    def _belt_torque(self, tension):
+        """|r_j (T_(j-1) - T_j)| [N m]: each pulley's belt torque from its spans' tensions."""
+        return np.abs(self.radii * (np.roll(tension, 1) - tension))
+
+    def _respond(self, rpm: float, excitation: Excitation, scale: float) -> SpeedResponse:
+        """The linear response to ``excitation``, its amplitude times ``scale``, at crank
+        speed ``rpm``."""
+        omega = excitation.order * rpm * RPM
+        if excitation.ripple_pulley is None:
+            source, amplitude = "crank_speed", scale * excitation.settings.irregularity_at(rpm) * RPM
+        else:
+            source, amplitude = "water_pump_torque", scale * excitation.ripple_torque
+        linear = self._linear(omega, source)
+        arm, y = linear.arm * amplitude, linear.outputs * amplitude
+        friction = None
+        if self.has_arm:
+            friction = stick_slip(arm, linear.receptances, omega, self.friction_level, self.stuck_damping)
+            arm = arm + linear.arm_unit * friction.torque
+            y = y + linear.arm_unit_outputs * friction.torque
+        hub = hub_load_amplitude(self.hub, y[self.rows["hub_force_x"]], y[self.rows["hub_force_y"]])
+        tension = y[self.rows["span_tension"]]
+        belt_torque = self._belt_torque(tension)
+        return SpeedResponse(rpm, omega / (2 * math.pi), abs(arm) if self.has_arm else 0.0,
+                             friction.damping if friction is not None else 0.0,
+                             float(friction is not None and friction.stuck), hub, belt_torque, np.abs(tension),
+                             (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300),
+                             friction.swing if friction is not None else 0.0)
+
+
+class LumpedAnchor(_LumpedResponding):
     """The lumped model's own step linearized about its steady running state at one crank
-    speed (:mod:`belt_fmu.analysis.lumped_linearization`), with the arm's friction and the
-    outputs as :class:`Anchor`'s: each pulley's hub force amplitude projected on its steady
-    hub force, its belt torque amplitude ``r (dT_in - dT_out)`` from its spans' tensions."""
+    speed (:mod:`belt_fmu.analysis.lumped_linearization`), its frequency response from one
+    factorization (:class:`~belt_fmu.analysis.lumped_linearization.Resolvent`)."""
 
     def __init__(self, drive, rpm: float, water_pump_torque: float):
         from ..model.outputs import pulley_output_name, span_output_name, spans
         from ..model.parameters import effective_mu
-        from .lumped_linearization import linearize_lumped
+        from .lumped_linearization import Resolvent, linearize_lumped
         from .operating_point import capstan
 
         layout = drive.layout
         crank_speed = rpm * RPM
         drive.reset(crank_speed, water_pump_torque)
         self.linear = linear = linearize_lumped(drive, crank_speed, water_pump_torque)
+        self.resolvent = Resolvent(linear)
         self.layout = layout
+        self.has_arm = linear.arm is not None
         self.stuck_damping = arm_stuck_damping(drive)
         tensioner = drive.parameters.tensioner[0]
         self.friction_level = 0.5 * (tensioner["friction_away"] + tensioner["friction_toward"])
@@ -358,54 +421,46 @@ class LumpedAnchor(_Responding):
         self.capacity = np.array([
             capstan(max(tension[j - 1], tension[j]), min(tension[j - 1], tension[j]), centrifugal,
                     effective_mu(layout, layout.pulleys[j]), wraps[j], self.radii[j])[1] for j in range(p)])
-        self._solved = None  # ((omega, source), its solves): kept for the next call at that frequency
+        self._solved = None  # ((omega, source), its _LumpedLinear): kept for the next call at that frequency
 
-    def _belt_torque(self, tension):
-        """|r_j (T_(j-1) - T_j)| [N m]: each pulley's belt torque from its spans' tensions."""
-        return np.abs(self.radii * (np.roll(tension, 1) - tension))
-
-    def _respond(self, rpm: float, excitation: Excitation, scale: float) -> SpeedResponse:
-        """The linear response to ``excitation``, its amplitude times ``scale``, at crank
-        speed ``rpm``."""
-        linear = self.linear
-        omega = excitation.order * rpm * RPM
-        if excitation.ripple_pulley is None:
-            source, amplitude = "crank_speed", scale * excitation.settings.irregularity_at(rpm) * RPM
-        else:
-            source, amplitude = "water_pump_torque", scale * excitation.ripple_torque
-        arm = linear.arm
-        responses, receptances = self._frequency_solves(omega, source)
-        x, y = responses[0][0] * amplitude, responses[0][1] * amplitude
-        friction = None
-        if arm is not None:
-            u, u_out = responses[1]
-            friction = stick_slip(complex(x[arm]), receptances, omega, self.friction_level, self.stuck_damping)
-            x = x + u * friction.torque
-            y = y + u_out * friction.torque
-        hub = hub_load_amplitude(self.hub, y[self.rows["hub_force_x"]], y[self.rows["hub_force_y"]])
-        tension = y[self.rows["span_tension"]]
-        belt_torque = self._belt_torque(tension)
-        return SpeedResponse(rpm, omega / (2 * math.pi), abs(x[arm]) if arm is not None else 0.0,
-                             friction.damping if friction is not None else 0.0,
-                             float(friction is not None and friction.stuck), hub, belt_torque, np.abs(tension),
-                             (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300),
-                             friction.swing if friction is not None else 0.0)
-
-    def _frequency_solves(self, omega: float, source: str):
-        """(the unit responses to ``source`` and to a torque on the arm, the arm's receptances
-        at the odd harmonics; None without an arm) at ``omega``, kept for a next call at the
-        same frequency (the second pass under the crank wrap's limit, :class:`_Responding`)."""
-        from .lumped_linearization import frequency_response
-
+    def _linear(self, omega: float, source: str) -> _LumpedLinear:
+        """The linear response at ``omega`` to ``source`` and to a torque on the arm (None
+        without an arm), kept for a next call at the same frequency (the second pass under
+        the crank wrap's limit, :class:`_Responding`, and the blends with the neighbouring
+        anchors)."""
         if self._solved is None or self._solved[0] != (omega, source):
-            linear, arm = self.linear, self.linear.arm
-            responses = frequency_response(linear, omega, *((source, "arm_torque") if arm is not None else (source,)))
-            receptances = None
-            if arm is not None:
-                receptances = [responses[1][0][arm]] + [frequency_response(linear, h * omega, "arm_torque")[0][0][arm]
-                                                        for h in range(3, 2 * HARMONICS, 2)]
-            self._solved = ((omega, source), responses, receptances)
-        return self._solved[1:]
+            resolvent, arm = self.resolvent, self.linear.arm
+            if arm is None:
+                (x, y), = resolvent.respond(omega, source)
+                linear = _LumpedLinear(0j, y, 0j, np.zeros_like(y), [])
+            else:
+                (x, y), (u, u_out) = resolvent.respond(omega, source, "arm_torque")
+                receptances = [complex(u[arm])] + [resolvent.arm(h * omega, "arm_torque")
+                                                   for h in range(3, 2 * HARMONICS, 2)]
+                linear = _LumpedLinear(complex(x[arm]), y, complex(u[arm]), u_out, receptances)
+            self._solved = ((omega, source), linear)
+        return self._solved[1]
+
+    def between(self, other: "LumpedAnchor", t: float) -> "_LumpedBlend":
+        """The drive between this anchor and the next, ``other``, a fraction ``t`` of the way
+        (module docstring)."""
+        return _LumpedBlend(self, other, t)
+
+
+class _LumpedBlend(_LumpedResponding):
+    """The lumped model between two anchors: their linear responses and steady loads weighted
+    ``1 - t`` and ``t`` (module docstring), the arm's friction and the crank wrap's limit
+    solved at the speed itself."""
+
+    def __init__(self, a: LumpedAnchor, b: LumpedAnchor, t: float):
+        self.a, self.b, self.t = a, b, t
+        for shared in ("layout", "has_arm", "stuck_damping", "friction_level", "rows", "radii"):
+            setattr(self, shared, getattr(a, shared))
+        self.hub, self.torque, self.capacity = ((1.0 - t) * getattr(a, name) + t * getattr(b, name)
+                                                for name in ("hub", "torque", "capacity"))
+
+    def _linear(self, omega: float, source: str) -> _LumpedLinear:
+        return self.a._linear(omega, source).blend(self.b._linear(omega, source), self.t)
 
 
 def anchor_speeds(rpms) -> np.ndarray:
@@ -418,6 +473,15 @@ def anchor_speeds(rpms) -> np.ndarray:
     if len(rpms) <= count:
         return rpms
     return np.linspace(low, high, count)
+
+
+def _between(anchors: np.ndarray, rpm: float) -> tuple[int, float]:
+    """(k, t): ``rpm`` lies a fraction ``t`` of the way from anchor k to anchor k + 1 (t = 0
+    at an anchor and beyond the last)."""
+    k = min(int(np.searchsorted(anchors, rpm, side="right")) - 1, len(anchors) - 1)
+    if anchors[k] == rpm or k + 1 == len(anchors):
+        return k, 0.0
+    return k, float((rpm - anchors[k]) / (anchors[k + 1] - anchors[k]))
 
 
 def _interpolate(a: SpeedResponse, b: SpeedResponse, t: float) -> SpeedResponse:
@@ -496,14 +560,21 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
     if layout.drive.model == "lumped":
         from ..model.lumped_system import LumpedDrive
 
+        from .lumped_linearization import one_blas_thread
+
         drive = drive if drive is not None else LumpedDrive(layout)
-        speeds = []
-        for k, rpm in enumerate(rpms):
-            anchor = LumpedAnchor(drive, rpm, water_pump_torque(layout, rpm, excitation))
-            speeds.append(anchor.respond(rpm, excitation))
-            if progress is not None:
-                progress(k + 1, len(rpms))
-        return Response(layout, excitation, tuple(speeds), tuple(float(r) for r in rpms))
+        anchors = anchor_speeds(rpms)
+        with one_blas_thread():
+            models = []
+            for k, rpm in enumerate(anchors):
+                models.append(LumpedAnchor(drive, rpm, water_pump_torque(layout, rpm, excitation)))
+                if progress is not None:
+                    progress(k + 1, len(anchors))
+            speeds = []
+            for rpm in rpms:
+                k, t = _between(anchors, rpm)
+                speeds.append((models[k] if t == 0.0 else models[k].between(models[k + 1], t)).respond(rpm, excitation))
+        return Response(layout, excitation, tuple(speeds), tuple(float(a) for a in anchors))
     anchors = anchor_speeds(rpms)
     drive = drive if drive is not None else BeltDrive(layout)
     models = []
@@ -515,13 +586,9 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
             progress(k + 1, len(anchors))
     speeds = []
     for rpm in rpms:
-        k = min(int(np.searchsorted(anchors, rpm, side="right")) - 1, len(anchors) - 1)
+        k, t = _between(anchors, rpm)
         here = models[k].respond(rpm, excitation)
-        if anchors[k] == rpm or k + 1 == len(anchors):
-            speeds.append(here)
-            continue
-        t = (rpm - anchors[k]) / (anchors[k + 1] - anchors[k])
-        speeds.append(_interpolate(here, models[k + 1].respond(rpm, excitation), t))
+        speeds.append(here if t == 0.0 else _interpolate(here, models[k + 1].respond(rpm, excitation), t))
     return Response(layout, excitation, tuple(speeds), tuple(float(a) for a in anchors))
 
 
