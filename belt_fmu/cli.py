@@ -1224,6 +1224,7 @@ def _check_arm_excitation(args, layout) -> None:
 
 
 def _modes_command(args) -> int:
+    from .analysis.linearization import linearization_layout
     from .analysis.modes import modes
     from .analysis.operating_point import operating_point
 
@@ -1233,7 +1234,7 @@ def _modes_command(args) -> int:
     if layout.drive.model == "lumped":
         return _lumped_modes(args, layout)
     start = time.perf_counter()
-    point = operating_point(layout, args.rpm, args.water_pump_torque, statistics=False)
+    point = operating_point(linearization_layout(layout), args.rpm, args.water_pump_torque, statistics=False)
     friction = _arm_friction(args, point)
     found = modes(point, args.count, friction)
     wall = time.perf_counter() - start

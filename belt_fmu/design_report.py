@@ -156,6 +156,7 @@ def build(layout, duty: DutyCycle | None = None, dynamics: bool = True, campbell
 
 def _dynamics(loaded, result: DutyResult) -> None:
     """The discretized model's operating point (means) and its linear forced response."""
+    from .analysis.linearization import linearization_layout
     from .analysis.operating_point import operating_point
     from .analysis.response import Anchor, Excitation
     from .model.initialization import InitializationError
@@ -170,7 +171,8 @@ def _dynamics(loaded, result: DutyResult) -> None:
         result.error = "engine stopped: no engine-order excitation"
         return
     try:
-        point = operating_point(loaded, result.point.engine_speed_rpm, 0.0, drive=BeltDrive(loaded))
+        linearized = linearization_layout(loaded)
+        point = operating_point(linearized, result.point.engine_speed_rpm, 0.0, drive=BeltDrive(linearized))
         result.mean_hub = np.array([point.mean(pulley_output_name("hub_force", p.name)) for p in loaded.pulleys])
         excitation = Excitation(RunSettings(order=ORDER, irregularity_rpm=IRREGULARITY_RPM))
         result.response = Anchor(point).respond(result.point.engine_speed_rpm, excitation)
@@ -180,6 +182,7 @@ def _dynamics(loaded, result: DutyResult) -> None:
 
 def _modes(layout, report: DesignReport, speeds: int) -> None:
     from .analysis.campbell import campbell
+    from .analysis.linearization import linearization_layout
     from .analysis.modes import modes
     from .analysis.operating_point import operating_point
 
@@ -189,8 +192,8 @@ def _modes(layout, report: DesignReport, speeds: int) -> None:
         return
     rpms = [p.engine_speed_rpm for p in running]
     report.modes_rpm = rpms[0]
-    report.modes = modes(operating_point(loaded_layout(layout, running[0]), rpms[0], 0.0, statistics=False),
-                         MODE_COUNT)
+    report.modes = modes(operating_point(linearization_layout(loaded_layout(layout, running[0])), rpms[0], 0.0,
+                                         statistics=False), MODE_COUNT)
     low, high = rpms[0], max(rpms[-1], rpms[0] + 100.0)
     report.campbell = campbell(layout, np.linspace(low, high, speeds), CAMPBELL_ORDERS, MODE_COUNT)
 

@@ -23,6 +23,7 @@ import time
 
 from belt_fmu import load_layout
 from belt_fmu.analysis.campbell import campbell
+from belt_fmu.analysis.linearization import linearization_layout
 from belt_fmu.analysis.modes import modes
 from belt_fmu.analysis.operating_point import operating_point
 from belt_fmu.analysis.response import Excitation, response
@@ -56,10 +57,10 @@ def main(argv=None) -> None:
     low, high = (float(x) for x in args.response_rpm.split(":"))
     excitation = Excitation(RunSettings())
     if "modes" in args.parts or "response" in args.parts:
-        point = operating_point(layout, args.rpm)  # compiles the kernels
+        point = operating_point(linearization_layout(layout), args.rpm)  # compiles the kernels
         modes(point, args.count)
         begin = time.perf_counter()
-        point = operating_point(layout, args.rpm, drive=point.drive)
+        point = operating_point(linearization_layout(layout), args.rpm, drive=point.drive)
         middle = time.perf_counter()
         found = modes(point, args.count)
         end = time.perf_counter()

@@ -73,10 +73,12 @@ def speed_modes(layout, rpm: float, count: int, water_pump_torque: float, arm_fr
     ``excitation`` (:func:`belt_fmu.analysis.response.excited_arm_friction`) at this speed."""
     from ..model.initialization import InitializationError
     from ..model.system import DivergenceError, make_drive
+    from .linearization import linearization_layout
     from .modes import modes
     from .operating_point import operating_point
     from .response import excited_arm_friction
 
+    layout = linearization_layout(layout)
     try:
         drive = _DRIVES.get(layout)
         if drive is None:

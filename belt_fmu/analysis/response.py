@@ -70,7 +70,8 @@ from scipy import sparse
 
 from ..units import RPM
 from .arm_friction import HARMONICS, stick_slip
-from .linearization import arm_stuck_damping, linearize, motion_matrices, node_passage_rate, output_index
+from .linearization import (arm_stuck_damping, linearization_layout, linearize, motion_matrices,
+                            node_passage_rate, output_index)
 from .modes import MIN_PASSAGE_RATE, PHASES
 
 #: [rpm] operating points are computed at most this far apart (module docstring)
@@ -546,10 +547,11 @@ class Response:
 
 def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES, drive=None, progress=None) -> Response:
     """The steady harmonic response of ``layout`` to ``excitation`` at crank speeds ``rpms``
-    [rpm] (module docstring): of the discretized model's linearization, or with ``[drive]
-    model = "lumped"`` of the lumped model's own step, linearized at every speed
-    (:class:`LumpedAnchor`). ``drive``: a :class:`BeltDrive` (or ``LumpedDrive``) of
-    ``layout`` to reuse; ``progress(done, total)`` is called as anchors finish."""
+    [rpm] (module docstring): of the discretized model's linearization (its belt refined,
+    :func:`~belt_fmu.analysis.linearization.linearization_layout`), or with ``[drive] model =
+    "lumped"`` of the lumped model's own step (:class:`LumpedAnchor`). ``drive``: a
+    :class:`BeltDrive` of the refined layout (or a ``LumpedDrive`` of ``layout``) to reuse;
+    ``progress(done, total)`` is called as anchors finish."""
     from ..model.system import BeltDrive
     from .operating_point import operating_point
 
@@ -576,10 +578,11 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
                 speeds.append((models[k] if t == 0.0 else models[k].between(models[k + 1], t)).respond(rpm, excitation))
         return Response(layout, excitation, tuple(speeds), tuple(float(a) for a in anchors))
     anchors = anchor_speeds(rpms)
-    drive = drive if drive is not None else BeltDrive(layout)
+    linearized = linearization_layout(layout)
+    drive = drive if drive is not None else BeltDrive(linearized)
     models = []
     for k, rpm in enumerate(anchors):
-        models.append(Anchor(operating_point(layout, rpm, water_pump_torque(layout, rpm, excitation), drive=drive,
+        models.append(Anchor(operating_point(linearized, rpm, water_pump_torque(layout, rpm, excitation), drive=drive,
                                                statistics=False),
                              phases))
         if progress is not None:
