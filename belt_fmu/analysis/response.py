@@ -353,9 +353,9 @@ class _LumpedLinear:
 
 class _LumpedResponding(_Responding):
     """The lumped model's response from its linear one (``_linear(omega, source)``, a
-    :class:`_LumpedLinear`), with the arm's friction and the outputs as :class:`Anchor`'s: each pulley's hub force amplitude
-    projected on its steady hub force ``hub`` (p, 2), its belt torque amplitude
-    ``r (dT_in - dT_out)`` from its spans' tensions."""
+    :class:`_LumpedLinear`), with the arm's friction and the outputs as :class:`Anchor`'s:
+    each pulley's hub force amplitude projected on its steady hub force ``hub`` (p, 2), its
+    belt torque amplitude ``r (dT_in - dT_out)`` from its spans' tensions."""
 
     def _belt_torque(self, tension):
         """|r_j (T_(j-1) - T_j)| [N m]: each pulley's belt torque from its spans' tensions."""
@@ -432,7 +432,7 @@ class LumpedAnchor(_LumpedResponding):
         if self._solved is None or self._solved[0] != (omega, source):
             resolvent, arm = self.resolvent, self.linear.arm
             if arm is None:
-                (x, y), = resolvent.respond(omega, source)
+                (_, y), = resolvent.respond(omega, source)
                 linear = _LumpedLinear(0j, y, 0j, np.zeros_like(y), [])
             else:
                 (x, y), (u, u_out) = resolvent.respond(omega, source, "arm_torque")
@@ -455,10 +455,11 @@ class _LumpedBlend(_LumpedResponding):
 
     def __init__(self, a: LumpedAnchor, b: LumpedAnchor, t: float):
         self.a, self.b, self.t = a, b, t
-        for shared in ("layout", "has_arm", "stuck_damping", "friction_level", "rows", "radii"):
-            setattr(self, shared, getattr(a, shared))
-        self.hub, self.torque, self.capacity = ((1.0 - t) * getattr(a, name) + t * getattr(b, name)
-                                                for name in ("hub", "torque", "capacity"))
+        self.layout, self.has_arm, self.rows, self.radii = a.layout, a.has_arm, a.rows, a.radii
+        self.stuck_damping, self.friction_level = a.stuck_damping, a.friction_level
+        self.hub = (1.0 - t) * a.hub + t * b.hub
+        self.torque = (1.0 - t) * a.torque + t * b.torque
+        self.capacity = (1.0 - t) * a.capacity + t * b.capacity
 
     def _linear(self, omega: float, source: str) -> _LumpedLinear:
         return self.a._linear(omega, source).blend(self.b._linear(omega, source), self.t)
@@ -476,7 +477,7 @@ def anchor_speeds(rpms) -> np.ndarray:
     return np.linspace(low, high, count)
 
 
-def _between(anchors: np.ndarray, rpm: float) -> tuple[int, float]:
+def _bracket(anchors: np.ndarray, rpm: float) -> tuple[int, float]:
     """(k, t): ``rpm`` lies a fraction ``t`` of the way from anchor k to anchor k + 1 (t = 0
     at an anchor and beyond the last)."""
     k = min(int(np.searchsorted(anchors, rpm, side="right")) - 1, len(anchors) - 1)
@@ -561,7 +562,6 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
     rpms = np.asarray(sorted(float(r) for r in rpms))
     if layout.drive.model == "lumped":
         from ..model.lumped_system import LumpedDrive
-
         from .lumped_linearization import one_blas_thread
 
         drive = drive if drive is not None else LumpedDrive(layout)
@@ -574,7 +574,7 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
                     progress(k + 1, len(anchors))
             speeds = []
             for rpm in rpms:
-                k, t = _between(anchors, rpm)
+                k, t = _bracket(anchors, rpm)
                 speeds.append((models[k] if t == 0.0 else models[k].between(models[k + 1], t)).respond(rpm, excitation))
         return Response(layout, excitation, tuple(speeds), tuple(float(a) for a in anchors))
     anchors = anchor_speeds(rpms)
@@ -589,7 +589,7 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
             progress(k + 1, len(anchors))
     speeds = []
     for rpm in rpms:
-        k, t = _between(anchors, rpm)
+        k, t = _bracket(anchors, rpm)
         here = models[k].respond(rpm, excitation)
         speeds.append(here if t == 0.0 else _interpolate(here, models[k + 1].respond(rpm, excitation), t))
     return Response(layout, excitation, tuple(speeds), tuple(float(a) for a in anchors))
