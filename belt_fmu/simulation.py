@@ -139,6 +139,9 @@ class _Constant:
     def __call__(self, t: float) -> float:
         return self.value
 
+    def samples(self, times: np.ndarray) -> np.ndarray:
+        return np.full(times.shape, self.value)
+
 
 _zero = _Constant(0.0)
 
@@ -161,7 +164,9 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
     or as constant ``rpm``. ``water_pump_torque`` [N m] likewise. ``inputs`` gives the
     layout's other inputs by name (:mod:`belt_fmu.model.inputs`: ``{pulley}_torque`` of the
     accessories with ``load = "input"``, ``engine_torque`` of a torque-driven crank), each a
-    number or a function of time, 0 where not given. A torque-driven crank starts at
+    number or a function of time, 0 where not given (a function with a ``samples(times)``
+    method, as :func:`belt_fmu.sweep.crank_speed_signal` gives, is evaluated at every sample
+    time in one call). A torque-driven crank starts at
     ``crank_speed`` or ``rpm`` if given (numbers), else at the layout's
     ``initial_crank_speed_rad_per_s``. Outputs are sampled every ``output_interval`` [s] up
     to ``t_end`` [s]; ``progress(t)`` is called after each. ``drive`` reuses an already built
@@ -206,7 +211,9 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
     samples = np.empty((n_out + 1, len(drive.inputs)))
     for j, spec in enumerate(drive.inputs):
         f = signal(j, spec)
-        samples[:, j] = f.value if isinstance(f, _Constant) else [f(t) for t in times]
+        # a signal with a ``samples(times)`` method evaluates them at once (the sweep's crank
+        # speed: one call per sample took an eighth of a lumped sweep)
+        samples[:, j] = f.samples(times) if hasattr(f, "samples") else [f(t) for t in times]
     table = np.empty((n_out + 1, len(drive.specs)))  # in the order of drive.specs
     table[0] = drive.output_values
     wall = 0.0

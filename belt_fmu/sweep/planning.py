@@ -14,7 +14,6 @@ import itertools
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -128,11 +127,26 @@ SETTING_COLUMNS = {
 assert tuple(SETTING_COLUMNS) == SETTINGS, "a column for every run setting"
 
 
-def crank_speed_signal(rpm: float, amplitude_rpm: float, order: float) -> Callable[[float], float]:
+@dataclass(frozen=True)
+class CrankSpeed:
+    """Crank speed [rad/s] over time t [s]: ``w_m + dw sin(w t)``; called with a time, or
+    :meth:`samples` at many at once."""
+
+    mean: float  # w_m [rad/s]
+    amplitude: float  # dw [rad/s]
+    frequency: float  # w [rad/s]
+
+    def __call__(self, t: float) -> float:
+        return self.mean + self.amplitude * math.sin(self.frequency * t)
+
+    def samples(self, times: np.ndarray) -> np.ndarray:
+        return self.mean + self.amplitude * np.sin(self.frequency * times)
+
+
+def crank_speed_signal(rpm: float, amplitude_rpm: float, order: float) -> CrankSpeed:
     """Crank speed [rad/s] over time t [s]: ``w_m + dw sin(q w_m t)``, mean ``rpm``, amplitude
     ``amplitude_rpm``, engine order q (q periods per crank revolution at the mean speed)."""
-    mean, amplitude, frequency = rpm * RPM, amplitude_rpm * RPM, order * rpm * RPM
-    return lambda t: mean + amplitude * math.sin(frequency * t)
+    return CrankSpeed(rpm * RPM, amplitude_rpm * RPM, order * rpm * RPM)
 
 
 @dataclass(frozen=True)
