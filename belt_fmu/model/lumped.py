@@ -20,8 +20,7 @@ no-slip kinematics of that paper:
   ``v_j = q_j (1 + eps_(j-1))``; ``v_j - R_j w_j`` is the gross slip on that pulley (belt
   faster than the pulley surface positive). The belt on the pulley's installed wrap arc,
   ``W_j``, is carried through at the strain it ran on with and creeps toward its spans'
-  strains as the friction law's slope lets it (:func:`wrap_target`), on its cord path sunk
-  into the pulley's contact (:func:`wrap_path`); the spans' contents
+  strains as the friction law's slope lets it (:func:`wrap_target`); the spans' contents
   follow ``dS_j/dt = q_j - q_(j+1) - dW_j/dt``. With no gross
   slip this is Grashof/Firbank creep: a driven pulley turns slower than the belt by
   ``(T_tight - T_slack) / (EA + T_tight)``;
@@ -136,8 +135,6 @@ LUMPED_BELT = np.dtype(
         ("unstretched_length", "f8"),  # total unstretched cord length [m]
         ("max_coefficient_ratio", "f8"),  # largest friction coefficient / mu of the law (static ratio) [-]
         ("average_outputs", "f8"),  # 1: the outputs are their means over each run ([drive] output_mode = "average")
-        ("contact_linear", "f8"),  # the contact's pressure per penetration, per unit belt length [N/m^2]
-        ("contact_quadratic", "f8"),  # ... its quadratic term [N/m^3] ([contact], the discretized model's law)
     ]
 )
 
@@ -195,7 +192,6 @@ LUMPED_WORK_LAYOUT = (
                          "the step [m/s]"),
     ("arc_curve", "p", "the creep's share of the distance the belt slides on pulley j from its entry, x = "
                        "arc_curve phi^2 at angle phi: mu R (T_(j-1) - m'v^2) / (2 EA), start of the step [m]"),
-    ("wrap_path", "p", "scratch: the sunk cord path of pulley j's installed wrap this step [m] (wrap_path)"),
     ("output_sample", "outputs", "the outputs of the state (sampled), kept for the next interval's start when they "
                                  "are averaged"),
     ("output_mean", "outputs", "averaged outputs: the running time-integral of the outputs over the interval, then "
@@ -264,7 +260,7 @@ def unpack(y, work, so, wo, p):
                    _view(work, wo, 28), _view(work, wo, 29), _pairs(work, wo, 30, p), _pairs(work, wo, 31, p),
                    _pairs(work, wo, 32, p), _view(work, wo, 33), _view(work, wo, 34), _view(work, wo, 35),
                    _view(work, wo, 36), _view(work, wo, 37), _view(work, wo, 38), _view(work, wo, 39),
-                   _view(work, wo, 40), _view(work, wo, 41))
+                   _view(work, wo, 40))
     return s, w
 
 
@@ -583,51 +579,31 @@ def wrap_creep_rate(law, mu, radius, bank, effective_tension, belt_speed, ea):
 
 
 @njit(cache=True, inline="always")
-def wrap_path(lb, bank, radius, effective_tension):
-    """[m] The cord path of a wrap of installed length ``bank`` [m] on cord radius ``radius``
-    [m], sunk into the pulley's contact: ``bank (1 - d / R)``, d the penetration under the
-    pressure ``T' / R`` per unit length of the wrap's mean effective tension T' [N], the
-    contact law ``T' / R = c2 d + c1 d^2`` the discretized model's ([Kubas 2017] eq. 2.8). A
-    tension change ``dT`` shortens a wrap of angle theta by ``theta dT / (R c2)``: a series
-    compliance of the belt loop (on the built-in drive 9 % of the spans' ``L / EA``)."""
-    pressure = max(effective_tension, 0.0) / radius
-    c2, c1 = lb.contact_linear, lb.contact_quadratic
-    if c1 == 0.0:  # the built-in drive's linear law: no square root in the step
-        sink = pressure / c2
-    else:
-        sink = 2.0 * pressure / (c2 + math.sqrt(c2 * c2 + 4.0 * c1 * pressure))
-    return bank * (1.0 - sink / radius)
-
-
-@njit(cache=True, inline="always")
-def wrap_target(bank, path, strain_in, strain_out, transport, creep):
-    """(content [m] a wrap's belt tends to, rate [1/s]): on the wrap's sunk cord ``path``
-    (:func:`wrap_path`), the transport's ``path / (1 + eps_in)`` at its rate ``v / bank`` and
-    the creep's ``path / (1 + (eps_in + eps_out) / 2)`` (the mean of the steady diffusion
-    profile between the spans' strains) at :func:`wrap_creep_rate`, each rate the slowest
-    mode of its part of the wrap's advection-diffusion; together a first-order lag at the sum
-    of the rates."""
+def wrap_target(bank, strain_in, strain_out, transport, creep):
+    """(content [m] a wrap's belt tends to, rate [1/s]): the transport's ``bank / (1 + eps_in)``
+    at its rate ``v / bank`` and the creep's ``bank / (1 + (eps_in + eps_out) / 2)`` (the mean
+    of the steady diffusion profile between the spans' strains) at :func:`wrap_creep_rate`,
+    each rate the slowest mode of its part of the wrap's advection-diffusion; together a
+    first-order lag at the sum of the rates."""
     rate = transport + creep
-    mixed = transport * path / (1.0 + strain_in) + creep * path / (1.0 + 0.5 * (strain_in + strain_out))
+    mixed = transport * bank / (1.0 + strain_in) + creep * bank / (1.0 + 0.5 * (strain_in + strain_out))
     return mixed / rate, rate
 
 
 @njit(cache=True, _nrt=False)
-def steady_wraps(law, pulleys, lb, banks, tensions, centrifugal, flow, ea, wraps, paths):
-    """Each wrap's content [m] in steady running into ``wraps`` and its sunk cord path
-    (:func:`wrap_path`) into ``paths``: where :func:`wrap_target` holds it (as
-    :func:`predict_belt` runs it) at span tensions ``tensions`` [N], their centrifugal part
-    ``centrifugal`` [N] and the unstretched flow ``flow`` [m/s]; ``banks`` the installed wrap
-    lengths [m]. For the start, in one call."""
+def steady_wraps(law, pulleys, banks, tensions, centrifugal, flow, ea, wraps):
+    """Each wrap's content [m] in steady running into ``wraps``: where :func:`wrap_target`
+    holds it (as :func:`predict_belt` runs it) at span tensions ``tensions`` [N], their
+    centrifugal part ``centrifugal`` [N] and the unstretched flow ``flow`` [m/s]; ``banks``
+    the installed wrap lengths [m]. For the start, in one call."""
     n = tensions.shape[0]
     for j in range(n):
         i = j - 1 if j > 0 else n - 1
         strain_in = tensions[i] / ea
         speed = abs(flow) * (1.0 + strain_in)
-        effective = 0.5 * (tensions[i] + tensions[j]) - centrifugal
-        creep = wrap_creep_rate(law, pulleys[j].effective_mu, pulleys[j].radius, banks[j], effective, speed, ea)
-        paths[j] = wrap_path(lb, banks[j], pulleys[j].radius, effective)
-        wraps[j] = wrap_target(banks[j], paths[j], strain_in, tensions[j] / ea, speed / banks[j], creep)[0]
+        creep = wrap_creep_rate(law, pulleys[j].effective_mu, pulleys[j].radius, banks[j],
+                                0.5 * (tensions[i] + tensions[j]) - centrifugal, speed, ea)
+        wraps[j] = wrap_target(banks[j], strain_in, tensions[j] / ea, speed / banks[j], creep)[0]
 
 
 @njit(cache=True, inline="always")
@@ -653,10 +629,9 @@ def predict_belt(p, lb, s, w, dt):
         bank = installed_wrap(p, w, j)
         speed = abs(s.flow[j]) * (1.0 + strain_in)
         pulley = p.pulleys[j]
-        effective = 0.5 * (w.tension[i] + w.tension[j]) - w.centrifugal[i]
-        creep = wrap_creep_rate(law, pulley.effective_mu, pulley.radius, bank, effective, speed, ea)
-        w.wrap_path[j] = wrap_path(lb, bank, pulley.radius, effective)
-        target, rate = wrap_target(bank, w.wrap_path[j], strain_in, strain_out, speed / bank, creep)
+        creep = wrap_creep_rate(law, pulley.effective_mu, pulley.radius, bank,
+                                0.5 * (w.tension[i] + w.tension[j]) - w.centrifugal[i], speed, ea)
+        target, rate = wrap_target(bank, strain_in, strain_out, speed / bank, creep)
         relax = 1.0 - np.exp(-rate * dt)
         w.wrap_rate[j] = (target - s.wrap_content[j]) * relax / dt
         s.wrap_content[j] += dt * w.wrap_rate[j]
@@ -667,7 +642,7 @@ def predict_belt(p, lb, s, w, dt):
         # the sliding arc's release at the wrap's new adhesion strain, explicit; its change
         # with the span's own end-of-step tension is implicit (below, and finish_step)
         i = j - 1 if j > 0 else n - 1
-        adhesion = ea * (w.wrap_path[j] / s.wrap_content[j] - 1.0) - w.centrifugal[i]
+        adhesion = ea * (installed_wrap(p, w, j) / s.wrap_content[j] - 1.0) - w.centrifugal[i]
         release, w.release_slope[j] = arc_release(p.pulleys[j].radius, p.pulleys[j].effective_mu, w.wrap[j],
                                                   adhesion, w.tension[j] - w.centrifugal[i], ea)
         s.content[j] += release - s.release[j]

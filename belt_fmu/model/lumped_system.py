@@ -82,8 +82,6 @@ class LumpedDrive:
         self.views = self._views(lumped.LUMPED_STATE_LAYOUT, self.y, self._so, p)
         self.arrays = self._views(lumped.LUMPED_WORK_LAYOUT, self.work, self._wo, p)
         self._place_reference()
-        if layout.belt.pretension_N is not None:
-            self.belt[0]["unstretched_length"] = self._installed_content(layout.belt.pretension_N)
         self.dt = lumped.MAX_STEP
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
@@ -135,22 +133,12 @@ class LumpedDrive:
         tension of that content's strain, as a step computes them."""
         ea = self.belt[0]["axial_stiffness"]
         pulleys = self.parameters.pulleys
-        wraps, paths = np.empty(len(banks)), np.empty(len(banks))
-        lumped.steady_wraps(self.parameters.friction[0], pulleys, self.belt[0], banks, tensions, centrifugal, flow, ea,
-                            wraps, paths)
-        adhesion = ea * (paths / wraps - 1.0) - centrifugal
+        wraps = np.empty(len(banks))
+        lumped.steady_wraps(self.parameters.friction[0], pulleys, banks, tensions, centrifugal, flow, ea, wraps)
+        adhesion = ea * (banks / wraps - 1.0) - centrifugal
         releases = lumped.steady_arcs(pulleys["radius"], pulleys["effective_mu"], self.arrays["wrap"],
                                       tensions - centrifugal, ea, adhesion)[0]
         return wraps, releases
-
-    def _installed_content(self, pretension: float) -> float:
-        """[m] The unstretched belt that fills the installed loop at rest at a uniform
-        ``pretension`` [N]: the spans' and the wraps' contents (the wraps on their sunk
-        paths, :func:`belt_fmu.model.lumped.wrap_path`), as :meth:`steady_state` counts them."""
-        tensions = np.full(len(self.pulley_names), pretension)
-        springs = self._springs(self.geometry.arm_installed)
-        wraps, releases = self._steady_wraps(tensions, 0.0, 0.0, self._installed_wraps())
-        return float(np.sum(springs / (1.0 + pretension / self.belt[0]["axial_stiffness"]) + wraps - releases))
 
     def _hub_moment(self, arm_angle: float, effective: np.ndarray) -> float:
         """Moment [N m, CCW] about the pivot of the belt's force on the tensioner pulley for

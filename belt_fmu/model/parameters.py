@@ -264,11 +264,8 @@ def _tanh_law(velocity_threshold: float) -> np.ndarray:
 
 def translate_lumped(layout, parameters: Parameters) -> np.ndarray:
     """LUMPED_BELT record (:mod:`belt_fmu.model.lumped`) of a validated layout: the belt of
-    the lumped model. Its unstretched length is the layout's, or with a pretension T0 the
-    installed cord path's ``L / (1 + T0 / EA)``, which
-    :class:`~belt_fmu.model.lumped_system.LumpedDrive` then replaces by what closes its
-    installed loop at T0, the wraps sunk into their contacts (the lumped counterpart of eq.
-    12.22)."""
+    the lumped model. Its unstretched length is the layout's, or the installed cord path's at
+    uniform pretension ``L / (1 + T0 / EA)`` (the lumped counterpart of eq. 12.22)."""
     belt = layout.belt
     record = np.zeros(1, LUMPED_BELT)
     r = record[0]
@@ -283,6 +280,4 @@ def translate_lumped(layout, parameters: Parameters) -> np.ndarray:
     else:
         r["unstretched_length"] = belt.unstretched_length_m
     r["average_outputs"] = layout.drive.output_mode == "average"
-    r["contact_linear"] = layout.contact.stiffness_linear_N_per_m2
-    r["contact_quadratic"] = layout.contact.stiffness_quadratic_N_per_m3
     return record
