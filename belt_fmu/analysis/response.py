@@ -337,18 +337,14 @@ class _LumpedLinear:
 
     arm: complex
     outputs: np.ndarray
-    arm_unit: complex
-    arm_unit_outputs: np.ndarray
-    receptances: list  # the arm's, at the odd harmonics 1, 3, ... (arm_unit first)
+    arm_unit_outputs: np.ndarray  # the outputs per unit torque on the arm
+    receptances: list  # the arm's, at the odd harmonics 1, 3, ...: the first is its own response to that torque
 
     def blend(self, other: "_LumpedLinear", t: float) -> "_LumpedLinear":
         """This one weighted ``1 - t`` and ``other`` ``t``."""
-        def mix(a, b):
-            return (1.0 - t) * a + t * b
-
-        return _LumpedLinear(mix(self.arm, other.arm), mix(self.outputs, other.outputs),
-                             mix(self.arm_unit, other.arm_unit), mix(self.arm_unit_outputs, other.arm_unit_outputs),
-                             [mix(a, b) for a, b in zip(self.receptances, other.receptances)])
+        return _LumpedLinear(_mix(self.arm, other.arm, t), _mix(self.outputs, other.outputs, t),
+                             _mix(self.arm_unit_outputs, other.arm_unit_outputs, t),
+                             [_mix(a, b, t) for a, b in zip(self.receptances, other.receptances)])
 
 
 class _LumpedResponding(_Responding):
@@ -374,7 +370,7 @@ class _LumpedResponding(_Responding):
         friction = None
         if self.has_arm:
             friction = stick_slip(arm, linear.receptances, omega, self.friction_level, self.stuck_damping)
-            arm = arm + linear.arm_unit * friction.torque
+            arm = arm + linear.receptances[0] * friction.torque
             y = y + linear.arm_unit_outputs * friction.torque
         hub = hub_load_amplitude(self.hub, y[self.rows["hub_force_x"]], y[self.rows["hub_force_y"]])
         tension = y[self.rows["span_tension"]]
@@ -433,12 +429,12 @@ class LumpedAnchor(_LumpedResponding):
             resolvent, arm = self.resolvent, self.linear.arm
             if arm is None:
                 (_, y), = resolvent.respond(omega, source)
-                linear = _LumpedLinear(0j, y, 0j, np.zeros_like(y), [])
+                linear = _LumpedLinear(0j, y, np.zeros_like(y), [])
             else:
                 (x, y), (u, u_out) = resolvent.respond(omega, source, "arm_torque")
                 receptances = [complex(u[arm])] + [resolvent.arm(h * omega, "arm_torque")
                                                    for h in range(3, 2 * HARMONICS, 2)]
-                linear = _LumpedLinear(complex(x[arm]), y, complex(u[arm]), u_out, receptances)
+                linear = _LumpedLinear(complex(x[arm]), y, u_out, receptances)
             self._solved = ((omega, source), linear)
         return self._solved[1]
 
@@ -457,9 +453,8 @@ class _LumpedBlend(_LumpedResponding):
         self.a, self.b, self.t = a, b, t
         self.layout, self.has_arm, self.rows, self.radii = a.layout, a.has_arm, a.rows, a.radii
         self.stuck_damping, self.friction_level = a.stuck_damping, a.friction_level
-        self.hub = (1.0 - t) * a.hub + t * b.hub
-        self.torque = (1.0 - t) * a.torque + t * b.torque
-        self.capacity = (1.0 - t) * a.capacity + t * b.capacity
+        self.hub, self.torque, self.capacity = (_mix(a.hub, b.hub, t), _mix(a.torque, b.torque, t),
+                                                _mix(a.capacity, b.capacity, t))
 
     def _linear(self, omega: float, source: str) -> _LumpedLinear:
         return self.a._linear(omega, source).blend(self.b._linear(omega, source), self.t)
@@ -486,10 +481,16 @@ def _bracket(anchors: np.ndarray, rpm: float) -> tuple[int, float]:
     return k, float((rpm - anchors[k]) / (anchors[k + 1] - anchors[k]))
 
 
+def _mix(a, b, t: float):
+    """``a`` and ``b`` (numbers or arrays) weighted ``1 - t`` and ``t``: linear in speed
+    between two anchors."""
+    return (1.0 - t) * a + t * b
+
+
 def _interpolate(a: SpeedResponse, b: SpeedResponse, t: float) -> SpeedResponse:
     """``a`` and ``b`` (the same speed from two anchors) weighted ``1 - t`` and ``t``."""
     def mix(x, y):
-        return (1.0 - t) * x + t * y
+        return _mix(x, y, t)
 
     return SpeedResponse(a.rpm, a.frequency, mix(a.arm_amplitude, b.arm_amplitude), mix(a.arm_damping, b.arm_damping),
                          mix(a.arm_stuck, b.arm_stuck), mix(a.hub_force, b.hub_force),
@@ -567,11 +568,10 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
         drive = drive if drive is not None else LumpedDrive(layout)
         anchors = anchor_speeds(rpms)
         with one_blas_thread():
-            models = []
-            for k, rpm in enumerate(anchors):
-                models.append(LumpedAnchor(drive, rpm, water_pump_torque(layout, rpm, excitation)))
-                if progress is not None:
-                    progress(k + 1, len(anchors))
+            def lumped_anchor(rpm):
+                return LumpedAnchor(drive, rpm, water_pump_torque(layout, rpm, excitation))
+
+            models = _anchor_models(anchors, lumped_anchor, progress)
             speeds = []
             for rpm in rpms:
                 k, t = _bracket(anchors, rpm)
@@ -580,19 +580,28 @@ def response(layout, rpms, excitation: Excitation, phases: int = RESPONSE_PHASES
     anchors = anchor_speeds(rpms)
     linearized = linearization_layout(layout)
     drive = drive if drive is not None else BeltDrive(linearized)
-    models = []
-    for k, rpm in enumerate(anchors):
-        models.append(Anchor(operating_point(linearized, rpm, water_pump_torque(layout, rpm, excitation), drive=drive,
-                                               statistics=False),
-                             phases))
-        if progress is not None:
-            progress(k + 1, len(anchors))
+
+    def anchor(rpm):
+        return Anchor(operating_point(linearized, rpm, water_pump_torque(layout, rpm, excitation), drive=drive,
+                                      statistics=False), phases)
+
+    models = _anchor_models(anchors, anchor, progress)
     speeds = []
     for rpm in rpms:
         k, t = _bracket(anchors, rpm)
         here = models[k].respond(rpm, excitation)
         speeds.append(here if t == 0.0 else _interpolate(here, models[k + 1].respond(rpm, excitation), t))
     return Response(layout, excitation, tuple(speeds), tuple(float(a) for a in anchors))
+
+
+def _anchor_models(anchors, build, progress) -> list:
+    """``build(rpm)`` at each anchor speed, ``progress(done, total)`` called as they finish."""
+    models = []
+    for k, rpm in enumerate(anchors):
+        models.append(build(rpm))
+        if progress is not None:
+            progress(k + 1, len(anchors))
+    return models
 
 
 def excited_arm_friction(point, excitation: Excitation, phases: int = RESPONSE_PHASES) -> float:
