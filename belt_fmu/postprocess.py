@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.signal import butter, sosfiltfilt
 
 from .model.geometry import drive_polygon_frequency, polygon_frequency  # noqa: F401 (re-exported: read with the filter)
 from .model.outputs import output_specs, statistic_name
@@ -27,6 +26,8 @@ def lowpass(signal, sample_interval_s: float, cutoff_hz: float, order: int = 4) 
     if not 0.0 < cutoff_hz < nyquist:
         raise ValueError(f"cutoff {cutoff_hz:.4g} Hz must lie between 0 and the Nyquist frequency "
                          f"{nyquist:.4g} Hz of the samples")
+    from scipy.signal import sosfiltfilt  # here: scipy.signal takes 0.4 s to import, and most runs do not filter
+
     return sosfiltfilt(_butterworth(order, cutoff_hz / nyquist), signal, axis=0)
 
 
@@ -35,6 +36,8 @@ def _butterworth(order: int, cutoff: float) -> np.ndarray:
     """The low-pass's second-order sections at ``cutoff`` (a fraction of the Nyquist
     frequency): designed once, as a sweep's run filters every output alike (the design took
     half of a lumped run's filtering). scipy's filters take it writable and do not write it."""
+    from scipy.signal import butter
+
     return butter(order, cutoff, output="sos")
 
 
