@@ -103,3 +103,24 @@ def test_cli_campbell(tmp_path, capsys):
     rows = out.read_text().splitlines()
     assert rows[0].startswith("rpm,mode,frequency [Hz]") and len(rows) == 1 + 3 * 6
     assert figure.stat().st_size > 0
+
+
+@pytest.mark.parametrize("model", ["discretized", "lumped"])
+def test_modes_at_rest_take_the_arm_as_stuck(model, capsys):
+    """At 0 rpm the excitation, an order of the crank speed, has no frequency: nothing moves
+    the arm, and the modes command's default arm friction (the one the excitation gives) is
+    the stuck arm's there, as is each Campbell speed's at rest. (A response at 0 Hz was
+    solved for it, and failed on the singular static system.)"""
+    assert main(["modes", "--model", model, "--rpm", "0"]) == 0
+    excited = capsys.readouterr().out
+    assert main(["modes", "--model", model, "--rpm", "0", "--arm-friction", "stuck"]) == 0
+    stuck = capsys.readouterr().out
+
+    def frequencies(text):  # [Hz], the table's second column
+        return [float(line.split()[1]) for line in text.splitlines() if line[:1].isdigit()]
+
+    # 1e-3: two runs of one command differ by up to 1e-4 (ARPACK's random start vector)
+    assert len(frequencies(stuck)) >= 10
+    assert frequencies(excited) == pytest.approx(frequencies(stuck), rel=1e-3)
+    assert main(["campbell", "--model", model, "--rpm", "0,1000", "--orders", "2", "--count", "4",
+                 "--workers", "1"]) == 0

@@ -604,7 +604,14 @@ def _anchor_models(anchors, build, progress) -> list:
     return models
 
 
-def excited_arm_friction(point, excitation: Excitation, phases: int = RESPONSE_PHASES) -> float:
+#: the arm friction of the modes at rest (0 rpm): the excitation, at an order of the crank
+#: speed, has no frequency there, so nothing moves the arm and it sticks
+AT_REST = "stuck"
+
+
+def excited_arm_friction(point, excitation: Excitation, phases: int = RESPONSE_PHASES) -> float | str:
     """[N m s/rad] the arm friction's equivalent damping at ``point`` under ``excitation`` (at
-    the point's speed), for :func:`belt_fmu.analysis.modes.modes`."""
+    the point's speed), for :func:`belt_fmu.analysis.modes.modes`; :data:`AT_REST` at 0 rpm."""
+    if point.rpm == 0.0:
+        return AT_REST
     return Anchor(point, phases).respond(point.rpm, excitation).arm_damping
