@@ -431,7 +431,7 @@ def _layout_command(args) -> int:
 
 
 def _simulate_command(args) -> int:
-    from .simulation import simulate
+    from .simulation import simulate, table_columns, table_problem
 
     if args.output_interval > args.t_end:
         args.error(f"argument --output-interval: {args.output_interval:g} s must be <= --t-end ({args.t_end:g} s)")
@@ -444,6 +444,8 @@ def _simulate_command(args) -> int:
         layout = layout.with_drive(output_mode=args.output_mode)
     from .model.inputs import input_specs
 
+    if (problem := table_problem(args.t_end, args.output_interval, table_columns(layout))) is not None:
+        args.error(f"argument --t-end / --output-interval: {problem}")
     signals = _signals(args, input_specs(layout))
     line = _inputs_line(args, signals, layout.torque_driven_crank)
     crank = signals.pop("crank_speed", None)
@@ -523,6 +525,7 @@ def _cosim_command(args) -> int:
 
     from .cosim import FmuError, check_fmu, cosimulate, parse_parameters, step_problem
     from .layout import load_layout_data
+    from .simulation import table_problem
 
     if (problem := step_problem(args.t_end, args.step)) is not None:
         args.error(f"argument --step: {problem}")
@@ -541,6 +544,10 @@ def _cosim_command(args) -> int:
     if interval > args.t_end:
         args.error(f"argument --output-interval: {interval:g} s must be <= --t-end ({args.t_end:g} s)")
     description = read_model_description(args.fmu)
+    columns = 1 + sum(v.causality in ("input", "output") for v in description.modelVariables)
+    if (problem := table_problem(args.t_end, interval, columns)) is not None:
+        args.error(f"argument --t-end / {'--step' if args.output_interval is None else '--output-interval'}: "
+                   f"{problem}")
     try:
         parameters = parse_parameters(args.param, description)
     except ValueError as err:

@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from .simulation import RPM, Results, Signal, _signal, input_columns
+from .simulation import RPM, Results, Signal, _signal, input_columns, table_problem
 
 LOG_LEVELS = ("OK", "WARNING", "DISCARD", "ERROR", "FATAL", "PENDING")
 #: what makes an FMU a belt_fmu FMU: its inputs (the crank's, either one, and the water
@@ -314,6 +314,10 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
     except Exception as err:  # fmpy: "Failed to instantiate model", a library that does not load, ...
         raise FmuError(_failure(fmu_path, "instantiation", err, messages)) from None
     names = instance.names("input")
+    outputs = instance.names("output")
+    if (problem := table_problem(t_end, output_interval, 1 + len(names) + len(outputs))) is not None:
+        instance.close()
+        raise ValueError(problem)
     signals = {name: _signal(value, name) for name, value in (inputs or {}).items()}
     unknown = [name for name in signals if name not in names or name in ("crank_speed", "water_pump_torque")]
     if unknown:
@@ -336,7 +340,6 @@ def cosimulate(fmu_path, *, rpm: float | None = None, crank_speed: Signal | None
         instance.close()
         raise FmuError(_failure(fmu_path, "initialization", err, instance.messages)) from None
     load_time = time.perf_counter() - start
-    outputs = instance.names("output")
     n_rows = n_steps // stride + 1
     times = np.arange(n_rows) * stride * step_size  # (k + 1) * step_size at each recorded step k
     exchange = instance.exchange(names, outputs, n_rows)

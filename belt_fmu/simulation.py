@@ -28,6 +28,37 @@ INPUT_COLUMNS = (("crank_speed_input", "rad/s", "crank speed input"),
                  ("water_pump_torque_input", "N.m", "water-pump load torque input"))
 
 
+#: the most a run's results table may take [bytes]: a run holds it in memory (a command its
+#: summary's and plot's copies besides), and a request beyond it is refused up front rather
+#: than met with an allocation failure or a machine that swaps
+MAX_TABLE_BYTES = 2 ** 30
+
+
+def table_problem(t_end: float, output_interval: float, columns: int) -> str | None:
+    """Why a results table of ``columns`` columns, sampled every ``output_interval`` [s] up to
+    ``t_end`` [s], is too large to hold (:data:`MAX_TABLE_BYTES`), with the interval and the
+    run length that would fit; None if it fits."""
+    rows = t_end / output_interval + 1.0
+    size = 8.0 * rows * columns
+    if size <= MAX_TABLE_BYTES:
+        return None
+    fitting_rows = MAX_TABLE_BYTES / (8.0 * columns) - 1.0
+    return (f"{t_end:g} s sampled every {output_interval:g} s makes {rows:.3g} rows of {columns} columns "
+            f"({size / 1e9:.3g} GB), beyond the {MAX_TABLE_BYTES / 2 ** 30:g} GiB a run's results may take in "
+            f"memory: sample every {t_end / fitting_rows:.3g} s or more, or run {fitting_rows * output_interval:.4g} s "
+            "or less")
+
+
+def table_columns(layout: Layout) -> int:
+    """The columns of a results table of ``layout``'s drive: the time, one per input, one per
+    output (:attr:`BeltDrive.inputs`, :attr:`BeltDrive.specs`)."""
+    from .model.inputs import input_specs
+    from .model.outputs import output_specs
+
+    return 1 + len(input_specs(layout)) + len(output_specs([p.name for p in layout.pulleys],
+                                                           layout.headline_pulley_name))
+
+
 def input_columns(inputs) -> tuple:
     """The input columns of a drive's results table, one per input of ``inputs``
     (:attr:`BeltDrive.inputs`): ``{input}_input``; the two of :data:`INPUT_COLUMNS` as named
@@ -194,6 +225,8 @@ def simulate(layout: Layout | str | os.PathLike | None = None, *, crank_speed: S
         raise ValueError(f"t_end must be a finite time > 0 s, got {t_end!r}")
     if not (0.0 < output_interval <= t_end):
         raise ValueError(f"output_interval must be in (0, t_end], got {output_interval!r}")
+    if (problem := table_problem(t_end, output_interval, table_columns(drive.layout))) is not None:
+        raise ValueError(problem)
     kwargs = {} if settle_time is None else {"settle_time": settle_time}
     drive.reset(None if crank_speed is None else crank(0.0), torque(0.0), **kwargs,
                 **{name: f(0.0) for name, f in signals.items()})

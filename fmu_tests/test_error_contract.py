@@ -104,6 +104,30 @@ def test_cosim_run_that_is_no_whole_number_of_steps_is_refused(fmu, capsys, step
     assert expected in err
 
 
+@pytest.mark.parametrize("argv, options, fits", [
+    (["simulate", "--t-end", "1e9"], "--t-end / --output-interval", "or run 235.5 s or less"),  # 1e13 samples
+    (["simulate", "--t-end", "0.01", "--output-interval", "1e-9"], "--t-end / --output-interval",
+     "sample every 4.25e-09 s or more"),
+    (["cosim", "FMU", "--t-end", "1e5"], "--t-end / --step", "or run 231.4 s or less"),
+])
+def test_run_whose_results_would_not_fit_in_memory_is_refused(fmu, capsys, argv, options, fits):
+    """A results table beyond 1 GiB is refused before the run, naming the options and what
+    fits (the built-in drive: 57 columns from simulate, 58 from cosim, whose FMU also gives
+    water_pump_speed); it was an allocation failure of 72.8 TiB, or hours of stepping and
+    swapping."""
+    status, out, err = run_cli(capsys, *[str(fmu) if a == "FMU" else a for a in argv])
+    assert status == EXIT_USAGE and out == ""
+    assert f"argument {options}: " in err and "beyond the 1 GiB a run's results may take in memory" in err
+    assert fits in err
+
+
+def test_api_refuses_a_run_whose_results_would_not_fit_in_memory():
+    from belt_fmu.simulation import simulate
+
+    with pytest.raises(ValueError, match=r"makes 1e\+07 rows of 57 columns \(4.56 GB\)"):
+        simulate(rpm=800.0, t_end=1e4, output_interval=1e-3)
+
+
 def test_cosim_input_beyond_range_is_refused_before_the_fmu_runs(fmu, capsys):
     status, _, err = run_cli(capsys, "cosim", str(fmu), "--rpm", "20000")
     assert status == EXIT_USAGE and "argument --rpm: '20000'" in err
