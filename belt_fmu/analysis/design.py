@@ -18,8 +18,9 @@ stands, which sets the tension level:
 * **elastic**: the arm where the loaded, stretching belt puts it: the lumped model's steady
   state (:meth:`belt_fmu.model.lumped_system.LumpedDrive.steady_state`): the same torque and
   moment balances, and the belt's unstretched length closing the loop with every span and
-  wrap stretched by its tension (EA) and the sliding arcs' creep. As EA grows it tends to the
-  nominal convention.
+  wrap stretched by its tension (EA), the sliding arcs' creep and the wraps' sink into the
+  contact. As the belt stiffens (EA and the contact's stiffness) it tends to the nominal
+  convention.
 
 Per pulley, in either: the hub load, the vector sum of the two spans' pulls less ``m'v^2``,
 of magnitude ``sqrt(Ta'^2 + Tb'^2 - 2 Ta' Tb' cos theta)`` (theta the wrap angle) and its

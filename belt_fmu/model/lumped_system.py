@@ -72,6 +72,9 @@ class LumpedDrive:
         self.pulley_names = [p.name for p in layout.pulleys]
         self.parameters, self.geometry = translate(layout)
         self.belt = translate_lumped(layout, self.parameters)
+        geom = self.geometry
+        self._sink = lumped.sink_compliances(BeltPath.from_circles(geom.centers, geom.radii, geom.senses), layout.belt,
+                                             layout.contact)
         p = len(self.pulley_names)
         n_state, n_work = lumped.buffer_sizes(p)
         self.carried = np.zeros(n_state + n_work)
@@ -103,9 +106,11 @@ class LumpedDrive:
         return views
 
     def _place_reference(self) -> None:
-        """The spans' reference ends: the installed tangent points (:func:`lumped.update_springs`)."""
+        """The spans' reference ends: the installed tangent points (:func:`lumped.update_springs`),
+        and the spans' sink compliances (:func:`belt_fmu.model.lumped.sink_compliances`)."""
         lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, self.geometry.arm_installed,
                               True)
+        self.arrays["sink_compliance"][:] = self._sink
 
     def load_torques(self, speeds: np.ndarray, water_pump_torque: float) -> np.ndarray:
         """Steady load torque of every pulley at running speeds ``speeds`` [N m]."""
@@ -138,7 +143,7 @@ class LumpedDrive:
         adhesion = ea * (banks / wraps - 1.0) - centrifugal
         releases = lumped.steady_arcs(pulleys["radius"], pulleys["effective_mu"], self.arrays["wrap"],
                                       tensions - centrifugal, ea, adhesion)[0]
-        return wraps, releases
+        return wraps, releases + self.arrays["sink_compliance"] * np.maximum(tensions - centrifugal, 0.0)
 
     def _hub_moment(self, arm_angle: float, effective: np.ndarray) -> float:
         """Moment [N m, CCW] about the pivot of the belt's force on the tensioner pulley for
