@@ -71,10 +71,10 @@ class LumpedDrive:
         self.inputs = input_specs(layout)  # crank_speed and water_pump_torque
         self.pulley_names = [p.name for p in layout.pulleys]
         self.parameters, self.geometry = translate(layout)
-        self.belt = translate_lumped(layout, self.parameters)
         geom = self.geometry
         self._sink = lumped.sink_compliances(BeltPath.from_circles(geom.centers, geom.radii, geom.senses), layout.belt,
                                              layout.contact)
+        self.belt = translate_lumped(layout, self.parameters, self._sink)
         p = len(self.pulley_names)
         n_state, n_work = lumped.buffer_sizes(p)
         self.carried = np.zeros(n_state + n_work)

@@ -51,7 +51,7 @@ from .drive import PULLEY, ROLES
 from .friction import FRICTION_LAW, LAW_CODES, LAW_TANH
 from .geometry import BeltPath, cord_radius, crank_sense, wrap_senses
 from .initialization import DriveGeometry, solve_rest_length
-from .lumped import LUMPED_BELT, sink_compliances
+from .lumped import LUMPED_BELT
 from .tensioner import TENSIONER
 
 #: [rad/s] a load torque resisting rotation reaches 99.9 % of its value at this speed (the
@@ -262,12 +262,12 @@ def _tanh_law(velocity_threshold: float) -> np.ndarray:
     return record
 
 
-def translate_lumped(layout, parameters: Parameters) -> np.ndarray:
+def translate_lumped(layout, parameters: Parameters, sink: np.ndarray) -> np.ndarray:
     """LUMPED_BELT record (:mod:`belt_fmu.model.lumped`) of a validated layout: the belt of
     the lumped model. Its unstretched length is the layout's, or what closes the installed
     cord path at uniform pretension T0 with the wraps sunk into the contact,
-    ``L / (1 + T0 / EA) - T0 sum_j c_j`` (:func:`belt_fmu.model.lumped.sink_compliances`: the
-    lumped counterpart of eq. 12.22)."""
+    ``L / (1 + T0 / EA) - T0 sum_j c_j`` (the lumped counterpart of eq. 12.22), ``sink`` the
+    spans' c_j (:func:`belt_fmu.model.lumped.sink_compliances`)."""
     belt = layout.belt
     record = np.zeros(1, LUMPED_BELT)
     r = record[0]
@@ -279,7 +279,7 @@ def translate_lumped(layout, parameters: Parameters) -> np.ndarray:
         path = BeltPath.from_circles(np.column_stack([pulleys["x"], pulleys["y"]]), pulleys["radius"],
                                      pulleys["sense"])
         r["unstretched_length"] = (path.length / (1.0 + belt.pretension_N / belt.axial_stiffness_N)
-                                   - belt.pretension_N * float(np.sum(sink_compliances(path, belt, layout.contact))))
+                                   - belt.pretension_N * float(np.sum(sink)))
     else:
         r["unstretched_length"] = belt.unstretched_length_m
     r["average_outputs"] = layout.drive.output_mode == "average"
