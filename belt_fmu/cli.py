@@ -236,9 +236,9 @@ def _add_inputs(parser, prefix: str = "") -> None:
     from .model.inputs import RPM_RANGE, WATER_PUMP_TORQUE_RANGE
 
     low, high = RPM_RANGE
-    parser.add_argument("--rpm", type=_real(f"a crank speed in [{low:g}, {high:.0f}] rpm (the model's range)",
+    parser.add_argument("--rpm", type=_real(f"a crank speed in [{low:g}, {high:g}] rpm (the model's range)",
                                             lambda x, low=low, high=high: low <= x <= high), default=800.0,
-                        metavar="RPM", help=prefix + f"crank speed [rpm], {low:g} to {high:.0f} (default: %(default)g)")
+                        metavar="RPM", help=prefix + f"crank speed [rpm], {low:g} to {high:g} (default: %(default)g)")
     low, high = WATER_PUMP_TORQUE_RANGE
     parser.add_argument("--water-pump-torque", type=_real(f"a torque in [{low:g}, {high:g}] N m (the model's range)",
                                                           lambda x, low=low, high=high: low <= x <= high),
@@ -849,7 +849,7 @@ def _sweep_command(args) -> int:
     outside = sorted({run.rpm for run in study.runs if not RPM_RANGE[0] <= run.rpm <= RPM_RANGE[1]})
     if outside:
         args.error(f"argument --rpm: {outside[0]:g} rpm is outside the model's range [{RPM_RANGE[0]:g}, "
-                   f"{RPM_RANGE[1]:.0f}] rpm")
+                   f"{RPM_RANGE[1]:g}] rpm")
     workers = args.workers or default_workers(study.runs)
     where = (f"the Dask cluster at {args.scheduler}" if args.scheduler is not None
              else "this process" if workers == 1 else f"{workers} local processes")
@@ -1076,7 +1076,7 @@ def _response_command(args) -> int:
     from .model.inputs import RPM_RANGE
 
     if not all(RPM_RANGE[0] < r <= RPM_RANGE[1] for r in rpms):
-        args.error(f"argument --rpm: {args.rpm!r}: speeds must lie in ({RPM_RANGE[0]:g}, {RPM_RANGE[1]:.0f}] rpm")
+        args.error(f"argument --rpm: {args.rpm!r}: speeds must lie in ({RPM_RANGE[0]:g}, {RPM_RANGE[1]:g}] rpm")
     layout = _with_model(_load_layout(args.layout), args.model)
     _check_outputs(args.error, args.layout or layout.source, {"--out": args.out, "--plot": args.plot})
     drive = None

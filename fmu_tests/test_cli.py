@@ -5,7 +5,7 @@ import math
 import pytest
 
 from belt_fmu import DivergenceError, load_layout
-from belt_fmu.cli import EXIT_LAYOUT, EXIT_MODEL, EXIT_USAGE, _factor, _parser, main
+from belt_fmu.cli import EXIT_INTERNAL, EXIT_LAYOUT, EXIT_MODEL, EXIT_USAGE, _factor, _parser, main
 from belt_fmu.model.geometry import BeltPath
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -84,7 +84,7 @@ def test_bad_values_are_argparse_errors_naming_the_option(option, value, capsys)
                                                      ("--water-pump-torque", "1001", False)])
 def test_input_options_check_their_own_range(option, value, accepted):
     """Each input option is checked against its own documented range (crank speed 0 to
-    14324 rpm, water-pump torque -1000 to 1000 N m): the speed's check once read the torque's
+    14323.9 rpm, water-pump torque -1000 to 1000 N m): the speed's check once read the torque's
     range and refused 1200 rpm."""
     parser = _parser()
     if accepted:
@@ -92,6 +92,29 @@ def test_input_options_check_their_own_range(option, value, accepted):
     else:
         with pytest.raises(SystemExit):
             parser.parse_args(["simulate", option, value])
+
+
+@pytest.mark.parametrize("command, after_the_check", [("simulate", "belt_fmu.cli._load_layout"),
+                                                     ("response", "belt_fmu.cli._load_layout"),
+                                                     ("sweep", "belt_fmu.sweep.default_workers")])
+def test_the_speed_range_an_error_states_is_accepted_at_its_end(capsys, monkeypatch, command, after_the_check):
+    """The crank speed's upper bound is 1500 rad/s, 14323.94 rpm: the errors stated it rounded
+    up to 14324 rpm, which the same check then refused. The bound each command states is
+    accepted as typed: the command gets past its check (to a function stubbed to stop it
+    there, before anything is simulated)."""
+    import re
+
+    class Reached(Exception):
+        pass
+
+    def stop(*args, **kwargs):
+        raise Reached
+
+    assert main([command, "--rpm", "20000"]) == EXIT_USAGE
+    stated = re.search(r"([0-9.]+)\] rpm", capsys.readouterr().err).group(1)
+    monkeypatch.setattr(after_the_check, stop)
+    assert main([command, "--rpm", stated]) == EXIT_INTERNAL
+    assert "Reached" in capsys.readouterr().err
 
 
 def test_output_interval_longer_than_the_run_is_refused(capsys):
