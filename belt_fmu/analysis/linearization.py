@@ -88,6 +88,7 @@ from ..model.tensioner import arm_torque
 
 ARM_STUCK = 0
 ARM_SLIDING = 1
+ARM_MODES = {"stuck": ARM_STUCK, "sliding": ARM_SLIDING}
 
 #: the linear analyses' belt has this many times the elements of the layout's (module
 #: docstring)
@@ -103,7 +104,8 @@ def linearization_layout(layout):
         return layout
     elements = min(REFINEMENT * layout.belt.n_elements, MAX_ELEMENTS)
     return dataclasses.replace(layout, belt=dataclasses.replace(layout.belt, n_elements=elements))
-ARM_MODES = {"stuck": ARM_STUCK, "sliding": ARM_SLIDING}
+
+
 #: [m, rad] step of the central differences in the coordinates: far below the contact
 #: penetrations (tens of microns) so that a node at the edge of a wrap keeps its contact
 #: state, far above round-off (forces ~1e3 N: 1e-13 N / 1e-8 m)
