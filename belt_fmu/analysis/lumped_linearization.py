@@ -307,18 +307,15 @@ def lumped_modes(drive, rpm: float, water_pump_torque: float, count: int, arm_fr
     running state at ``rpm`` [rpm] and ``water_pump_torque`` [N m]: the arm's friction
     "stuck", "sliding" (:func:`linearize_lumped`), or "excited": the equivalent damping
     [N m s/rad] the harmonic response gives under ``excitation`` at this speed
-    (:class:`belt_fmu.analysis.response.LumpedAnchor`; at 0 rpm, where the excitation has no
-    frequency, :data:`belt_fmu.analysis.response.AT_REST`)."""
+    (:func:`belt_fmu.analysis.response.excited_lumped_arm_friction`)."""
     from ..units import RPM
     from .modes import AXIAL, ROTATIONAL, Modes
-
-    from .response import AT_REST, LumpedAnchor
+    from .response import excited_lumped_arm_friction
 
     speed = rpm * RPM
-    if arm_friction == "excited" and rpm != 0.0:  # the anchor leaves the drive at its steady state
-        arm_friction = LumpedAnchor(drive, rpm, water_pump_torque).respond(rpm, excitation).arm_damping
+    if arm_friction == "excited":  # it leaves the drive at its steady state
+        arm_friction = excited_lumped_arm_friction(drive, rpm, water_pump_torque, excitation)
     else:
-        arm_friction = AT_REST if arm_friction == "excited" else arm_friction
         drive.reset(speed, water_pump_torque)
     found = natural_modes(linearize_lumped(drive, speed, water_pump_torque, arm_friction), drive, count)
     return arm_friction, Modes(None, np.zeros(0), found, (ROTATIONAL, AXIAL), str(arm_friction))

@@ -615,3 +615,13 @@ def excited_arm_friction(point, excitation: Excitation, phases: int = RESPONSE_P
     if point.rpm == 0.0:
         return AT_REST
     return Anchor(point, phases).respond(point.rpm, excitation).arm_damping
+
+
+def excited_lumped_arm_friction(drive, rpm: float, water_pump_torque: float, excitation: Excitation) -> float | str:
+    """:func:`excited_arm_friction` of the lumped ``drive`` at ``rpm`` [rpm] and
+    ``water_pump_torque`` [N m] (:class:`LumpedAnchor`); the drive is left at its steady
+    running state there."""
+    if rpm == 0.0:
+        drive.reset(0.0, water_pump_torque)
+        return AT_REST
+    return LumpedAnchor(drive, rpm, water_pump_torque).respond(rpm, excitation).arm_damping
