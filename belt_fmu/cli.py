@@ -152,8 +152,9 @@ def _parser() -> argparse.ArgumentParser:
 
     show = commands.add_parser(
         "layout", help="print a layout's belt geometry; optionally draw it",
-        description="Print the belt (cord) length, each pulley's wrap angle and cord radius, the span "
-                    "lengths and the tensioner arm of a layout; optionally draw the drive.",
+        description="Print the belt (cord) length, each pulley's wrap angle, cord radius and the belt nodes "
+                    "its wrap holds, the span lengths and the tensioner arm of a layout; optionally draw the "
+                    "drive.",
     )
     show.add_argument("layout", nargs="?", metavar="LAYOUT", help=layout_help)
     show.add_argument("--plot", metavar="FIGURE", help="draw the drive to this file (.png, .pdf or .svg)")
@@ -381,7 +382,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def _layout_command(args) -> int:
-    from .model.geometry import BeltPath, cord_radius
+    from .model.geometry import BeltPath, cord_radius, small_wraps_note
 
     layout = _load_layout(args.layout)
     _check_outputs(args.error, args.layout or layout.source, {"--plot": args.plot})
@@ -397,12 +398,17 @@ def _layout_command(args) -> int:
         print(f"belt: {belt.n_elements} elements, unstretched length {belt.unstretched_length_m:g} m")
     print()
     print("pulleys, in belt travel order:")
+    nodes = path.wrap_nodes(belt.n_elements)
     rows = [
         [p.name, p.role, p.side, f"{p.radius_m:.6g}", f"{cord_radius(layout, j):.6g}",
-         f"{path.wrap_angle[j]:.4f}", f"{math.degrees(path.wrap_angle[j]):.1f}"]
+         f"{path.wrap_angle[j]:.4f}", f"{math.degrees(path.wrap_angle[j]):.1f}", f"{nodes[j]:.1f}"]
         for j, p in enumerate(layout.pulleys)
     ]
-    print(_table(["name", "role", "side", "radius [m]", "cord radius [m]", "wrap [rad]", "wrap [deg]"], rows))
+    print(_table(["name", "role", "side", "radius [m]", "cord radius [m]", "wrap [rad]", "wrap [deg]",
+                  "belt nodes on wrap"], rows))
+    note = small_wraps_note(layout, path) if layout.drive.model == "discretized" else None
+    if note:
+        print(note)
     print()
     print("free spans:")
     rows = [[f"{names[j]} -> {names[(j + 1) % len(names)]}", f"{path.span_length[j]:.6g}"]

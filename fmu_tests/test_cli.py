@@ -31,6 +31,27 @@ def test_layout_prints_belt_length_and_wrap_angles_and_draws_the_drive(layout_fi
     assert sorted(p.name for p in tmp_path.iterdir()) == ["drive.toml", "layout.png"]
 
 
+def test_layout_and_operating_point_name_the_wraps_holding_fewer_than_four_nodes(layout_file, capsys):
+    """Each wrap's nodes are its cord arc over the element length (the built-in drive: 1.36 m
+    of belt in 150 elements); the back-side pulleys (cord radius 38.3 mm, 23-26 deg) hold
+    1.7-1.9, and both commands name them (docs/model.md, "Small wraps"); a 600-element belt
+    (6.8 nodes and up) gets no note."""
+    layout = load_layout(layout_file)
+    path = BeltPath.from_layout(layout)
+    assert main(["layout", str(layout_file)]) == 0
+    out = capsys.readouterr().out
+    for j, pulley in enumerate(layout.pulleys):
+        line = next(row for row in out.splitlines() if row.startswith(pulley.name + " "))
+        assert line.endswith(f"{path.radii[j] * path.wrap_angle[j] * 150 / path.length:.1f}")
+    named = "the wraps of tensioner (1.7 nodes), idler1 (1.7) and idler2 (1.9) hold fewer than 4"
+    assert named in " ".join(out.split())
+    assert main(["operating-point", str(layout_file)]) == 0
+    assert named in " ".join(capsys.readouterr().out.split())
+    layout_file.write_text(layout_file.read_text().replace("n_elements = 150", "n_elements = 600"))
+    assert main(["layout", str(layout_file)]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
 def test_simulate_writes_a_csv_with_units_and_a_plot(tmp_path, capsys):
     csv, figure = tmp_path / "results.csv", tmp_path / "results.png"
     status = main(["simulate", "--rpm", "800", "--t-end", "0.01", "--water-pump-torque", "2.0",

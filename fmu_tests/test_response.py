@@ -173,7 +173,8 @@ def test_large_excitation_peak_speed(large):
 
 @pytest.mark.xfail(strict=True, reason="measured 1800 against 1696 rpm (+6.1 %): the sweep's own peak lies at 1769 "
                                        "and 1784 rpm with 300 and 450 elements, where the response, linearized on "
-                                       "a belt twice as fine as the layout's, puts it (docs/modes.md)")
+                                       "a belt twice as fine as the layout's, puts it; on 150 elements the polygon's "
+                                       "hub-load ripple shakes the arm's friction loose (docs/modes.md)")
 def test_small_excitation_peak_speed(small):
     """Under +-4 rpm the arm sticks but near the resonance of the arm against the spans: the
     peak's speed within 5 % of the sweep's (issue 37)."""

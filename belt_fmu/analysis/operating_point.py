@@ -216,7 +216,7 @@ def _stat(point, name: str, value: float, digits: str = ".1f", spread: bool = Tr
 def report(point: OperatingPoint, table) -> str:
     """The operating point as text tables; ``table(header, rows)`` formats one table. Forces,
     tensions and torques are means over one polygon period with their range in brackets."""
-    from ..model.geometry import drive_polygon_frequency
+    from ..model.geometry import drive_polygon_frequency, small_wraps_note
 
     names = [p.name for p in point.layout.pulleys]
     pairs = spans(names)
@@ -252,6 +252,9 @@ def report(point: OperatingPoint, table) -> str:
                      f"{relative} deg from installed; spring torque {point.spring_torque:.4g} N.m")
     lines.append(f"crank: torque {_stat(point, 'crank_torque', point.crank_torque, '.4g')} N.m, "
                  f"power {point.crank_power:.4g} W")
+    note = small_wraps_note(point.layout, point.drive.current_path())
+    if note:
+        lines.append(note)
     flagged = point.flagged
     if flagged:
         lines.append(f"warning: no slip margin on {', '.join(flagged)}: the belt slips grossly there")

@@ -20,11 +20,17 @@ span lengths and wrapped arcs ``rho_j theta_j`` (section 12.1.8).
 """
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
 
 TWO_PI = 2.0 * np.pi
+#: a wrap holding fewer of the discretized belt's nodes than this is bent over by a couple of
+#: chords: its hub load ripples with the polygon by tens of per cent and its mean is off by a
+#: few (docs/model.md, "Small wraps"); on the tensioner pulley the ripple also shakes the
+#: arm's friction loose under a small excitation (docs/modes.md, "What is left")
+MIN_WRAP_NODES = 4.0
 
 
 def cord_radius(layout, index: int) -> float:
@@ -116,6 +122,11 @@ class BeltPath:
         """Arc length of belt on each pulley, rho_j theta_j [m]."""
         return self.radii * self.wrap_angle
 
+    def wrap_nodes(self, n_elements: int) -> np.ndarray:
+        """Belt nodes each wrap holds, on average over the polygon's passage: its arc
+        ``rho_j theta_j`` over the element length ``L / n`` of a belt of ``n_elements``."""
+        return self.wrapped_length * n_elements / self.length
+
     @property
     def length(self) -> float:
         """Loaded belt length along the cord line [m] ([Scania thesis] section 12.1.8)."""
@@ -170,6 +181,22 @@ class BeltPath:
                 p, q = data
                 out.append(p + np.linspace(0.0, 1.0, m)[:, None] * (q - p))
         return np.vstack(out)
+
+
+def small_wraps_note(layout, path: BeltPath) -> str | None:
+    """A note naming the pulleys whose wraps hold fewer than :data:`MIN_WRAP_NODES` of the
+    discretized belt's nodes on ``path``, and what that does; None if none does."""
+    n = layout.belt.n_elements
+    nodes = path.wrap_nodes(n)
+    small = [(p.name, k) for p, k in zip(layout.pulleys, nodes) if k < MIN_WRAP_NODES]
+    if not small:
+        return None
+    small = [f"{name} ({k:.1f}{' nodes' if i == 0 else ''})" for i, (name, k) in enumerate(small)]
+    names = small[0] if len(small) == 1 else f"{', '.join(small[:-1])} and {small[-1]}"
+    return textwrap.fill(
+        f"note: the wraps of {names} hold fewer than {MIN_WRAP_NODES:g} of the belt's {n} nodes: their hub loads "
+        "ripple with the polygon, and a tensioner pulley's ripple shakes the arm's friction loose under a small "
+        "excitation; raise belt.n_elements where that matters (docs/model.md, \"Small wraps\")", 100)
 
 
 def polygon_frequency(radius_m: float, speed_rad_per_s: float, n_elements: int, belt_length_m: float) -> float:
