@@ -294,7 +294,7 @@ def _hub_figure(report: DesignReport):
 
 def render(report: DesignReport) -> str:
     """The report as an HTML document (module docstring)."""
-    from .model.geometry import BeltPath, cord_radius
+    from .model.geometry import BeltPath, cord_radius, small_wraps_note
     from .model.outputs import spans
     from .plots import plot_layout
 
@@ -316,9 +316,14 @@ def render(report: DesignReport) -> str:
     out.append(f"<p>Belt length (cord line, installed): {path.length * 1e3:.1f} mm; belt speed ratio from the "
                f"crank by cord radii.</p>")
     out.append(f'<img alt="drive layout" src="{_figure_png(plot_layout(layout))}" width="480">')
-    out.append(_table(["pulley", "role", "side", "cord radius [mm]", "wrap [deg]"],
+    nodes = path.wrap_nodes(layout.belt.n_elements)
+    out.append(_table(["pulley", "role", "side", "cord radius [mm]", "wrap [deg]", "belt nodes on wrap"],
                       [[p.name, p.role, p.side, f"{cord_radius(layout, j) * 1e3:.2f}",
-                        f"{math.degrees(path.wrap_angle[j]):.1f}"] for j, p in enumerate(layout.pulleys)]))
+                        f"{math.degrees(path.wrap_angle[j]):.1f}", f"{nodes[j]:.1f}"]
+                       for j, p in enumerate(layout.pulleys)]))
+    note = small_wraps_note(layout, path)
+    if note:
+        out.append(f'<p class="note">{html.escape(" ".join(note.split()))}</p>')
     out.append(_table(["span", "length [mm]"], [[f"{a} -> {b}", f"{path.span_length[j] * 1e3:.1f}"]
                                                 for j, (a, b) in enumerate(spans(names))]))
     out.append('<h2 id="tensioner">Tensioner position table</h2>')
