@@ -8,7 +8,8 @@ pulley's wrap. This is the classical rotational model of a front-end accessory d
 drive systems", ASME J. Vibration and Acoustics, 1994: pulleys and arm as rigid bodies,
 each span a longitudinal spring-damper of its free length, belt inertia only in the
 centrifugal tension) with the belt's creep and gross slip on every pulley instead of the
-no-slip kinematics of that paper:
+no-slip kinematics of that paper, and the belt's mass carried by the pulleys and the arm
+(:func:`belt_inertias`):
 
 * **span springs**: span j (pulley j -> j + 1) has the spring length ``G_j``, its free
   length plus the arcs by which its ends moved from their installed tangent points
@@ -564,6 +565,22 @@ def sink_compliances(path, belt, contact) -> np.ndarray:
                         + 4.0 * contact.stiffness_quadratic_N_per_m3 * installed_tension(path, belt) / radii)
     half = path.wrap_angle / (2.0 * radii * stiffness)
     return half + np.roll(half, -1)
+
+
+def belt_inertias(path, mass_per_length: float, tensioner: int, arm_length: float) -> tuple[np.ndarray, float]:
+    """([kg m^2] per pulley, [kg m^2] for the arm) the belt's own inertia the lumped bodies
+    carry. The belt on a wrap turns with its pulley, ``m' R^3 theta``. A span's belt moves
+    along it at a speed between its end pulleys' surface speeds, linearly along it (the
+    kinetic energy ``m' L (v_a^2 + v_a v_b + v_b^2) / 6`` of :mod:`belt_fmu.analysis.rotational`);
+    its consistent mass lumped by row sums (T. J. R. Hughes, "The finite element method",
+    1987) gives each end pulley half the span, ``m' R^2 L / 2``. The arm
+    carries the belt on the tensioner pulley's wrap, ``m' R theta a^2`` (a the arm's length;
+    ``tensioner`` its index, -1 for none). On the installed ``path``."""
+    radii = path.radii
+    spans = 0.5 * (path.span_length + np.roll(path.span_length, 1))
+    pulleys = mass_per_length * radii ** 2 * (path.wrapped_length + spans)
+    arm = mass_per_length * path.wrapped_length[tensioner] * arm_length ** 2 if tensioner >= 0 else 0.0
+    return pulleys, float(arm)
 
 
 def steady_arcs(radii, mu, wraps, effective, ea, adhesion=None):

@@ -72,8 +72,9 @@ class LumpedDrive:
         self.pulley_names = [p.name for p in layout.pulleys]
         self.parameters, self.geometry = translate(layout)
         geom = self.geometry
-        self._sink = lumped.sink_compliances(BeltPath.from_circles(geom.centers, geom.radii, geom.senses), layout.belt,
-                                             layout.contact)
+        installed = BeltPath.from_circles(geom.centers, geom.radii, geom.senses)
+        self._sink = lumped.sink_compliances(installed, layout.belt, layout.contact)
+        self._carry_the_belt(installed)
         self.belt = translate_lumped(layout, self.parameters, self._sink)
         p = len(self.pulley_names)
         n_state, n_work = lumped.buffer_sizes(p)
@@ -91,6 +92,17 @@ class LumpedDrive:
         self.output_names = [spec.name for spec in self.specs]
         self.output_values = np.zeros(len(self.specs))
         self._bind()
+
+    def _carry_the_belt(self, path) -> None:
+        """Add the belt's inertia (:func:`belt_fmu.model.lumped.belt_inertias`) to the
+        pulleys' and the arm's in the parameter records (a speed-driven crank's is unused)."""
+        p = self.parameters
+        tensioner = int(p.roles[0]["tensioner"])
+        arm_length = float(p.tensioner[0]["arm_length"]) if tensioner >= 0 else 0.0
+        pulleys, arm = lumped.belt_inertias(path, self.layout.belt.mass_per_length_kg_per_m, tensioner, arm_length)
+        p.pulleys["inertia"] += pulleys
+        if tensioner >= 0:
+            p.tensioner[0]["arm_inertia"] += arm
 
     def state_offset(self, view: str) -> int:
         """Where the state view ``view`` (:data:`belt_fmu.model.lumped.LUMPED_STATE_LAYOUT`)
