@@ -34,8 +34,8 @@ def test_layout_prints_belt_length_and_wrap_angles_and_draws_the_drive(layout_fi
 def test_layout_and_operating_point_name_the_wraps_holding_fewer_than_four_nodes(layout_file, capsys):
     """Each wrap's nodes are its cord arc over the element length (the built-in drive: 1.36 m
     of belt in 150 elements); the back-side pulleys (cord radius 38.3 mm, 23-26 deg) hold
-    1.7-1.9, and both commands name them (docs/model.md, "Small wraps"); a 600-element belt
-    (6.8 nodes and up) gets no note."""
+    1.7-1.9, and both commands name them (docs/model.md, "Small wraps"); a 300-element belt
+    (3.4 nodes and up) gets no note."""
     layout = load_layout(layout_file)
     path = BeltPath.from_layout(layout)
     assert main(["layout", str(layout_file)]) == 0
@@ -43,11 +43,11 @@ def test_layout_and_operating_point_name_the_wraps_holding_fewer_than_four_nodes
     for j, pulley in enumerate(layout.pulleys):
         line = next(row for row in out.splitlines() if row.startswith(pulley.name + " "))
         assert line.endswith(f"{path.radii[j] * path.wrap_angle[j] * 150 / path.length:.1f}")
-    named = "the wraps of tensioner (1.7 nodes), idler1 (1.7) and idler2 (1.9) hold fewer than 4"
+    named = "the wraps of tensioner (1.7 nodes), idler1 (1.7) and idler2 (1.9) hold fewer than 3"
     assert named in " ".join(out.split())
     assert main(["operating-point", str(layout_file)]) == 0
     assert named in " ".join(capsys.readouterr().out.split())
-    layout_file.write_text(layout_file.read_text().replace("n_elements = 150", "n_elements = 600"))
+    layout_file.write_text(layout_file.read_text().replace("n_elements = 150", "n_elements = 300"))
     assert main(["layout", str(layout_file)]) == 0
     assert "note:" not in capsys.readouterr().out
 

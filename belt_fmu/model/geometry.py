@@ -28,9 +28,10 @@ import numpy as np
 TWO_PI = 2.0 * np.pi
 #: a wrap holding fewer of the discretized belt's nodes than this is bent over by a couple of
 #: chords: its hub load ripples with the polygon by tens of per cent and its mean is off by a
-#: few (docs/model.md, "Small wraps"); on the tensioner pulley the ripple also shakes the
-#: arm's friction loose under a small excitation (docs/modes.md, "What is left")
-MIN_WRAP_NODES = 4.0
+#: few, and on the tensioner pulley the ripple shakes the arm's friction loose under a small
+#: excitation; with 3.4 the built-in drive's tensioner load ripples by 5 % and the arm's
+#: stick-slip has converged (docs/model.md, "Small wraps"; docs/modes.md, "What is left")
+MIN_WRAP_NODES = 3.0
 
 
 def cord_radius(layout, index: int) -> float:
