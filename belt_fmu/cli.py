@@ -861,6 +861,12 @@ def _sweep_command(args) -> int:
              else "this process" if workers == 1 else f"{workers} local processes")
     speeds = len(duty.points) if duty is not None else len({run.rpm for run in study.runs})
     print(f"layout: {layout.source} (bearing force: {layout.headline_pulley_name}; {layout.drive.model} model)")
+    if layout.drive.model == "discretized":
+        from .model.geometry import BeltPath, small_wraps_note
+
+        note = small_wraps_note(layout, BeltPath.from_layout(layout))
+        if note:
+            print(note)
     what = "duty points" if duty is not None else "speeds"
     print(f"sweep: {len(study.runs)} runs ({speeds} {what} x {len(study.runs) // speeds} variant(s)) on {where}")
     mode = "resume" if args.resume else "overwrite" if args.overwrite else "new"

@@ -114,6 +114,7 @@ def test_short_sweep_writes_table_and_plot_and_amplitudes_grow_with_the_excitati
     out = capsys.readouterr().out
     assert status == 0
     assert "ran 9 runs" in out and "irregularity_rpm=40:" in out
+    assert "note: the wraps of tensioner (1.7 nodes)" in out  # the built-in drive's (docs/model.md, "Small wraps")
     table = SweepTable.read(csv)
     for column in ("rpm", "irregularity [rpm]", "status", "tensioner_amplitude [rad]", "tensioner_amplitude_deg [deg]",
                    "bearing_force_max [N]", "bearing_force_min [N]", "span_tension_idler2_crank_min [N]",
