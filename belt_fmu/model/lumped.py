@@ -33,6 +33,11 @@ no-slip kinematics of that paper, and the belt's mass carried by the pulleys and
   span leaving a pulley that transmits a torque is softer, as if ``R |dT| / (mu T_out)``
   longer. Without it the arm's bounce on the tensioner's spans was 10 % too high in
   frequency and half as damped as in the discretized belt (docs/lumped-model.md);
+* **the tensioner spans' string modes** (:func:`prepare_strings`; Beikmann, Perkins and
+  Ulsoy, "Free vibration of serpentine belt drive systems", ASME J. Vibration and Acoustics
+  118, 1996): the first transverse mode of each of the tensioner's two spans, driven by the
+  arm's swing across them and implicit with the arm; they take the energy of the arm's
+  bounce on its spans (docs/lumped-model.md);
 * **contact sink** (:func:`sink_compliances`): under tension a wrap's belt sinks into the
   pulley's contact and its cord runs shorter; span j takes ``c_j (T_j - m'v^2)`` more belt,
   released with the sliding arc's and, like it, implicit in the span's own tension. It
@@ -141,6 +146,7 @@ LUMPED_BELT = np.dtype(
         ("unstretched_length", "f8"),  # total unstretched cord length [m]
         ("max_coefficient_ratio", "f8"),  # largest friction coefficient / mu of the law (static ratio) [-]
         ("average_outputs", "f8"),  # 1: the outputs are their means over each run ([drive] output_mode = "average")
+        ("transverse_damping", "f8"),  # the spans' transverse damping per length [N s/m^2]
     ]
 )
 
@@ -153,6 +159,9 @@ LUMPED_STATE_LAYOUT = (
     ("flow", "p", "unstretched belt flow q_j onto pulley j (from span j - 1), travel direction [m/s]"),
     ("wrap_content", "p", "unstretched belt W_j held on pulley j's installed wrap arc at its adhesion strain [m]"),
     ("release", "p", "belt D_j that pulley j's sliding arc has released into span j (part of S_j) [m]"),
+    ("string", "p", "first transverse string mode of span j, its amplitude at mid-span [m] (the tensioner's two "
+                    "spans; 0 elsewhere)"),
+    ("string_rate", "p", "... its rate [m/s]"),
 )
 #: the work buffer: geometry and diagnostics of the last step, scratch
 LUMPED_WORK_LAYOUT = (
@@ -204,6 +213,12 @@ LUMPED_WORK_LAYOUT = (
                                "the reported outputs (their means, and the sampled values of outputs not averaged)"),
     ("sink_compliance", "p", "belt the contact's compliance releases into span j per newton of its effective "
                              "tension: half of each of its two wraps' sink, theta / (R k) [m/N]"),
+    ("transverse_lever", "p", "the tensioner pulley's displacement across span j per unit arm angle, along the "
+                              "span's normal (-e_y, e_x) [m/rad] (0 off the tensioner)"),
+    ("string_coupling", "p", "scratch: m' L lever / pi, the arm's inertial coupling to span j's string mode [kg m]"),
+    ("string_shift", "p", "scratch: the string's rate change over the step with the arm's rate held [m/s]"),
+    ("string_gain", "p", "scratch: ... its change per unit change of the arm's rate [m/rad]"),
+    ("string_force", "p", "the string mode's pull across span j on its two pulleys, (T - m'v^2) pi q / L [N]"),
 )
 
 LumpedState = namedtuple("LumpedState", [name for name, _, _ in LUMPED_STATE_LAYOUT])
@@ -257,7 +272,7 @@ def unpack(y, work, so, wo, p):
     (fmu_tests/test_lumped.py checks that they tile the buffers with the tables' shapes).
     For the kernels; Python takes them from :func:`views`."""
     s = LumpedState(_view(y, so, 0), _view(y, so, 1), _view(y, so, 2), _view(y, so, 3), _view(y, so, 4),
-                    _view(y, so, 5), _view(y, so, 6))
+                    _view(y, so, 5), _view(y, so, 6), _view(y, so, 7), _view(y, so, 8))
     w = LumpedWork(_view(work, wo, 0), _view(work, wo, 1), _view(work, wo, 2), _view(work, wo, 3),
                    _view(work, wo, 4), _view(work, wo, 5), _view(work, wo, 6), _view(work, wo, 7),
                    _view(work, wo, 8), _view(work, wo, 9), _view(work, wo, 10), _view(work, wo, 11),
@@ -268,7 +283,8 @@ def unpack(y, work, so, wo, p):
                    _view(work, wo, 28), _view(work, wo, 29), _pairs(work, wo, 30, p), _pairs(work, wo, 31, p),
                    _pairs(work, wo, 32, p), _view(work, wo, 33), _view(work, wo, 34), _view(work, wo, 35),
                    _view(work, wo, 36), _view(work, wo, 37), _view(work, wo, 38), _view(work, wo, 39),
-                   _view(work, wo, 40), _view(work, wo, 41))
+                   _view(work, wo, 40), _view(work, wo, 41), _view(work, wo, 42), _view(work, wo, 43),
+                   _view(work, wo, 44), _view(work, wo, 45), _view(work, wo, 46))
     return s, w
 
 
@@ -567,20 +583,31 @@ def sink_compliances(path, belt, contact) -> np.ndarray:
     return half + np.roll(half, -1)
 
 
-def belt_inertias(path, mass_per_length: float, tensioner: int, arm_length: float) -> tuple[np.ndarray, float]:
+def belt_inertias(path, mass_per_length: float, tensioner: int, pivot) -> tuple[np.ndarray, float]:
     """([kg m^2] per pulley, [kg m^2] for the arm) the belt's own inertia the lumped bodies
     carry. The belt on a wrap turns with its pulley, ``m' R^3 theta``. A span's belt moves
     along it at a speed between its end pulleys' surface speeds, linearly along it (the
     kinetic energy ``m' L (v_a^2 + v_a v_b + v_b^2) / 6`` of :mod:`belt_fmu.analysis.rotational`);
     its consistent mass lumped by row sums (T. J. R. Hughes, "The finite element method",
-    1987) gives each end pulley half the span, ``m' R^2 L / 2``. The arm
-    carries the belt on the tensioner pulley's wrap, ``m' R theta a^2`` (a the arm's length;
-    ``tensioner`` its index, -1 for none). On the installed ``path``."""
+    1987) gives each end pulley half the span, ``m' R^2 L / 2``. The arm carries the belt on
+    the tensioner pulley's wrap, ``m' R theta a^2`` (a the arm's length), and the part of its
+    two spans that moves across with the pulley, ``m' L lever^2 / 3`` each
+    (:func:`prepare_strings`). ``tensioner`` is its index, -1 for none, ``pivot`` the arm's
+    pivot [m]; on the installed ``path``."""
     radii = path.radii
     spans = 0.5 * (path.span_length + np.roll(path.span_length, 1))
     pulleys = mass_per_length * radii ** 2 * (path.wrapped_length + spans)
-    arm = mass_per_length * path.wrapped_length[tensioner] * arm_length ** 2 if tensioner >= 0 else 0.0
-    return pulleys, float(arm)
+    if tensioner < 0:
+        return pulleys, 0.0
+    arm = path.centers[tensioner] - np.asarray(pivot, dtype=float)
+    across = np.array([-arm[1], arm[0]])  # the pulley's displacement per unit arm angle
+    n = path.n_pulleys
+    inertia = mass_per_length * path.wrapped_length[tensioner] * float(arm @ arm)
+    for span in ((tensioner - 1) % n, tensioner):
+        chord = path.arrival_point((span + 1) % n) - path.departure_point(span)
+        normal = np.array([-chord[1], chord[0]]) / np.hypot(*chord)
+        inertia += mass_per_length * path.span_length[span] * float(across @ normal) ** 2 / 3.0
+    return pulleys, float(inertia)
 
 
 def steady_arcs(radii, mu, wraps, effective, ea, adhesion=None):
@@ -720,10 +747,12 @@ def predict_belt(p, lb, s, w, dt):
 def arm_levers(p, s, w):
     """``w.lever``: dG/dpsi of the tensioner's two spans at the current geometry, the
     projection of the tensioner pulley's displacement per unit arm angle on each span (the
-    span arriving lengthens as the pulley moves along it, the span leaving shortens)."""
+    span arriving lengthens as the pulley moves along it, the span leaving shortens); and
+    ``w.transverse_lever``, its projection across each (:func:`prepare_strings`)."""
     n = p.pulleys.shape[0]
     for j in range(n):
         w.lever[j] = 0.0
+        w.transverse_lever[j] = 0.0
     t = p.roles[0].tensioner
     if t < 0:
         return
@@ -733,6 +762,8 @@ def arm_levers(p, s, w):
     i = t - 1 if t > 0 else n - 1
     w.lever[i] = w.direction_x[i] * ex + w.direction_y[i] * ey
     w.lever[t] = -(w.direction_x[t] * ex + w.direction_y[t] * ey)
+    for span in (i, t):
+        w.transverse_lever[span] = -w.direction_y[span] * ex + w.direction_x[span] * ey
 
 
 @njit(cache=True, _nrt=False)
@@ -859,6 +890,87 @@ def end_tensions(p, s, w, dpsi):
 
 
 @njit(cache=True, inline="always")
+def tensioner_spans(p):
+    """(the span arriving on the tensioner pulley, the span leaving it), (-1, -1) without a
+    tensioner."""
+    t = p.roles[0].tensioner
+    if t < 0:
+        return -1, -1
+    return (t - 1 if t > 0 else p.pulleys.shape[0] - 1), t
+
+
+@njit(cache=True, inline="always")
+def prepare_strings(p, lb, s, w, dt):
+    """The first transverse string mode of each of the tensioner's two spans for this step
+    (Beikmann, Perkins and Ulsoy 1996: the spans next to the tensioner vibrate across, driven
+    by the arm). Span j of length L carries ``w(x) = u x/L + q sin(pi x / L)`` (``1 - x/L``
+    where the tensioner is its first pulley), u the tensioner pulley's displacement across it,
+    ``u = lever (psi - psi_installed)``. Its kinetic energy ``m' L (u'^2/3 + q'^2/2 + 2 u' q'/pi) / 2``
+    and strain energy ``T pi^2 q^2 / (4 L)`` (the ``T u^2 / L`` part is the spans' geometric
+    stiffness the arm already has) give
+
+        (m' L / 2) q'' + (m' L lever / pi) psi'' + (m' L / 2) (2 zeta w q' + w^2 q) = 0,
+
+    with the arm's equation gaining ``kappa q''``, ``kappa = m' L lever / pi`` (and the arm's
+    inertia ``m' L lever^2 / 3``: :func:`belt_inertias`). ``w`` is the axially moving string's
+    ``pi (c^2 - v^2) / (L c)``, ``c^2 = T / m'`` (Wickert and Mote 1990), ``2 zeta w`` the
+    layout's transverse damping over m'. The trapezoidal rule over the step makes the
+    string's rate change affine in the arm's rate change dr: ``shift + gain dr``
+    (``w.string_shift``, ``w.string_gain``), which :func:`arm_residual` takes in the arm's
+    momentum and :func:`finish_step` applies."""
+    i, t = tensioner_spans(p)
+    if t < 0:
+        return
+    mass = lb.mass_per_length
+    zeta_omega = 0.5 * lb.transverse_damping / mass
+    for span in (i, t):
+        length = w.span_length[span]
+        # w^2 = pi^2 (c^2 - v^2)^2 / (L^2 c^2) = pi^2 (T - m'v^2)^2 / (L^2 m' T)
+        effective = max(w.tension[span] - w.centrifugal[span], 0.0)
+        omega2 = math.pi * math.pi * effective * effective / (length * length * mass * max(w.tension[span], 1.0))
+        q0 = s.string[span]
+        rate = s.string_rate[span]
+        lever = w.transverse_lever[span]
+        scale = 1.0 / (1.0 + (zeta_omega + 0.25 * omega2 * dt) * dt)  # times dt
+        w.string_coupling[span] = mass * length * lever / math.pi
+        w.string_shift[span] = scale * (rate * (1.0 - (zeta_omega + 0.25 * omega2 * dt) * dt) - omega2 * dt * q0) - rate
+        w.string_gain[span] = -scale * 2.0 * lever / math.pi  # kappa / (m' L / 2) = 2 lever / pi
+
+
+@njit(cache=True, inline="always")
+def finish_strings(p, s, w, dt, rate_change):
+    """The strings' state at the end of the step from the arm's rate change (:func:`prepare_strings`),
+    and their pull across their spans."""
+    i, t = tensioner_spans(p)
+    if t < 0:
+        return
+    for span in (i, t):
+        rate = s.string_rate[span]
+        new_rate = rate + w.string_shift[span] + w.string_gain[span] * rate_change
+        s.string[span] += 0.5 * dt * (rate + new_rate)
+        s.string_rate[span] = new_rate
+        w.string_force[span] = (w.tension[span] - w.centrifugal[span]) * math.pi * s.string[span] / w.span_length[span]
+
+
+@njit(cache=True, inline="always")
+def add_string_forces(p, w):
+    """The string modes' pull (``w.string_force``) into the hub forces of the pulleys at both
+    ends of the tensioner's two spans: a string bulging to its span's normal pulls both its
+    pulleys that way."""
+    n = p.pulleys.shape[0]
+    i, t = tensioner_spans(p)
+    if t < 0:
+        return
+    for span in (i, t):
+        fx = -w.string_force[span] * w.direction_y[span]
+        fy = w.string_force[span] * w.direction_x[span]
+        nxt = span + 1 if span + 1 < n else 0
+        for j in (span, nxt):
+            w.hub_force[j, 0] += fx
+            w.hub_force[j, 1] += fy
+
+
+@njit(cache=True, inline="always")
 def arm_residual(p, w, dt, psi0, rate0, moment0, psi):
     """Residual [N m] of the arm's step and its derivative in psi with the tensions held:
 
@@ -882,6 +994,10 @@ def arm_residual(p, w, dt, psi0, rate0, moment0, psi):
     friction = -coefficient if rate > 0.0 else coefficient
     residual = arm.arm_inertia * (rate - rate0) / dt - 0.5 * (moment0 + moment) - friction
     derivative = 2.0 * arm.arm_inertia / (dt * dt) + 0.5 * (stiffness + 2.0 * damping / dt) + 2.0 * slope / dt
+    for span in (i, t):  # the string modes' reaction on the arm's momentum (prepare_strings)
+        kappa = w.string_coupling[span]
+        residual += kappa * (w.string_shift[span] + w.string_gain[span] * (rate - rate0)) / dt
+        derivative += 2.0 * kappa * w.string_gain[span] / (dt * dt)
     w.arm_friction_slope[0] = slope
     return residual, derivative
 
@@ -1199,6 +1315,7 @@ def finish_step(p, s, w, dt, psi0, rate0, psi):
         s.arm[0] = psi
         s.arm[1] = 2.0 * (psi - psi0) / dt - rate0
         update_geometry(p, s, w, np.bool_(False))  # np.bool_: compiled once for both (place_geometry)
+        finish_strings(p, s, w, dt, s.arm[1] - rate0)
         arm_levers(p, s, w)
 
 
@@ -1210,6 +1327,7 @@ def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
     (:func:`solve_step`), and the rotations. Returns the Newton iterations, 0 if the step
     did not converge."""
     centrifugal_tensions(p, lb, s, w)
+    prepare_strings(p, lb, s, w, dt)
     t = p.roles[0].tensioner
     psi0 = s.arm[0]
     rate0 = s.arm[1]
@@ -1261,6 +1379,7 @@ def evaluate_outputs(p, lb, s, w, out):
     t = roles.tensioner
     for j in range(n):
         hub_force(p, w, j)
+    add_string_forces(p, w)
     out[TENSIONER_ANGLE] = s.arm[0] if t >= 0 else 0.0
     out[TENSIONER_ANGLE_REL] = s.arm[0] - p.tensioner[0].installed_angle if t >= 0 else 0.0
     h = roles.headline

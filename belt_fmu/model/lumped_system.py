@@ -98,8 +98,8 @@ class LumpedDrive:
         pulleys' and the arm's in the parameter records (a speed-driven crank's is unused)."""
         p = self.parameters
         tensioner = int(p.roles[0]["tensioner"])
-        arm_length = float(p.tensioner[0]["arm_length"]) if tensioner >= 0 else 0.0
-        pulleys, arm = lumped.belt_inertias(path, self.layout.belt.mass_per_length_kg_per_m, tensioner, arm_length)
+        pivot = (float(p.tensioner[0]["pivot_x"]), float(p.tensioner[0]["pivot_y"]))
+        pulleys, arm = lumped.belt_inertias(path, self.layout.belt.mass_per_length_kg_per_m, tensioner, pivot)
         p.pulleys["inertia"] += pulleys
         if tensioner >= 0:
             p.tensioner[0]["arm_inertia"] += arm

@@ -283,4 +283,5 @@ def translate_lumped(layout, parameters: Parameters, sink: np.ndarray) -> np.nda
     else:
         r["unstretched_length"] = belt.unstretched_length_m
     r["average_outputs"] = layout.drive.output_mode == "average"
+    r["transverse_damping"] = belt.transverse_damping_Ns_per_m2
     return record
