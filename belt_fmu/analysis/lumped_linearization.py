@@ -265,9 +265,11 @@ def natural_modes(linear: LumpedLinearization, drive, count: int) -> tuple:
     the continuous ``s = ln(mu) / dt`` (the step's map over dt), kept if it oscillates
     (``Im s > 0``) between :data:`MIN_FREQUENCY` and a quarter of the step's rate, beyond which
     the step no longer resolves a motion; ``f = |s| / 2 pi``, ``zeta = -Re s / |s|``. The
-    shares are those of the pulleys' and the arm's rotation (``rotational``) and of the spans'
-    belt (``belt axial``, its flows) in the mode's kinetic energy."""
-    from .modes import AXIAL, ROTATIONAL, Mode, classify
+    shares are those of the pulleys' and the arm's rotation (``rotational``), of the spans'
+    belt (``belt axial``, its flows) and of the tensioner spans' string modes (``span a_b``,
+    ``m' L |q'|^2 / 4``: :func:`belt_fmu.model.lumped.prepare_strings`) in the mode's kinetic
+    energy."""
+    from .modes import AXIAL, ROTATIONAL, Mode, classify, span_label
 
     values, vectors = np.linalg.eig(linear.a)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -285,17 +287,21 @@ def natural_modes(linear: LumpedLinearization, drive, count: int) -> tuple:
     p = len(layout.pulleys)
     inertia = np.array([q.inertia_kgm2 for q in layout.pulleys])
     spans = drive.arrays["span_length"] * layout.belt.mass_per_length_kg_per_m
-    rate, flow = rows("omega", p), rows("flow", p)
+    rate, flow, string = rows("omega", p), rows("flow", p), rows("string_rate", p)
     arm = rows("arm", 2)[1] if layout.tensioner is not None else None
+    names = [q.name for q in layout.pulleys]
+    strings = [(span_label(names[j], names[(j + 1) % p]), spans[j] / 2.0, i) for j, i in enumerate(string)
+               if i is not None]
     found = []
     for k in keep:
         v = vectors[:, k]
         turning = sum(inertia[j] * abs(v[i]) ** 2 for j, i in enumerate(rate) if i is not None)
         if arm is not None:
             turning += layout.tensioner.arm_inertia_kgm2 * abs(v[arm]) ** 2
-        belt = sum(spans[j] * abs(v[i]) ** 2 for j, i in enumerate(flow) if i is not None)
-        total = turning + belt
-        shares = {ROTATIONAL: turning / total, AXIAL: belt / total} if total > 0 else {ROTATIONAL: 0.0, AXIAL: 0.0}
+        energy = {ROTATIONAL: turning, AXIAL: sum(spans[j] * abs(v[i]) ** 2 for j, i in enumerate(flow) if i is not None)}
+        energy.update({label: mass * abs(v[i]) ** 2 for label, mass, i in strings})
+        total = sum(energy.values())
+        shares = {name: e / total for name, e in energy.items()} if total > 0 else {name: 0.0 for name in energy}
         found.append(Mode(float(size[k] / (2 * np.pi)), float(-s[k].real / size[k]), np.zeros(0), shares,
                           classify(shares)))
     return tuple(found)
