@@ -1,4 +1,4 @@
-"""Time the lumped rotational model (``[drive] model = "lumped"``, issue 11).
+"""Time the lumped rotational model (``[drive] model = "lumped"``).
 
     python benchmarks/bench_lumped.py [--layout FILE] [--rpm 800] [--t-end 10] [--cycle 1800] [--fmu]
 
