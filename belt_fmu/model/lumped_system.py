@@ -75,7 +75,7 @@ class LumpedDrive:
         installed = BeltPath.from_circles(geom.centers, geom.radii, geom.senses)
         self._sink = lumped.sink_compliances(installed, layout.belt, layout.contact)
         self._carry_the_belt(installed)
-        self.belt = translate_lumped(layout, self.parameters, self._sink)
+        self.belt = translate_lumped(layout, installed, self._sink)
         p = len(self.pulley_names)
         n_state, n_work = lumped.buffer_sizes(p)
         self.carried = np.zeros(n_state + n_work)

@@ -262,9 +262,9 @@ def _tanh_law(velocity_threshold: float) -> np.ndarray:
     return record
 
 
-def translate_lumped(layout, parameters: Parameters, sink: np.ndarray) -> np.ndarray:
+def translate_lumped(layout, installed: BeltPath, sink: np.ndarray) -> np.ndarray:
     """LUMPED_BELT record (:mod:`belt_fmu.model.lumped`) of a validated layout: the belt of
-    the lumped model. Its unstretched length is the layout's, or what closes the installed
+    the lumped model. Its unstretched length is the layout's, or what closes the ``installed``
     cord path at uniform pretension T0 with the wraps sunk into the contact,
     ``L / (1 + T0 / EA) - T0 sum_j c_j`` (the lumped counterpart of eq. 12.22), ``sink`` the
     spans' c_j (:func:`belt_fmu.model.lumped.sink_compliances`)."""
@@ -275,10 +275,7 @@ def translate_lumped(layout, parameters: Parameters, sink: np.ndarray) -> np.nda
     r["axial_damping"] = belt.axial_damping_Ns
     r["mass_per_length"] = belt.mass_per_length_kg_per_m
     if belt.pretension_N is not None:
-        pulleys = parameters.pulleys
-        path = BeltPath.from_circles(np.column_stack([pulleys["x"], pulleys["y"]]), pulleys["radius"],
-                                     pulleys["sense"])
-        r["unstretched_length"] = (path.length / (1.0 + belt.pretension_N / belt.axial_stiffness_N)
+        r["unstretched_length"] = (installed.length / (1.0 + belt.pretension_N / belt.axial_stiffness_N)
                                    - belt.pretension_N * float(np.sum(sink)))
     else:
         r["unstretched_length"] = belt.unstretched_length_m
