@@ -864,9 +864,10 @@ def _sweep_command(args) -> int:
     if layout.drive.model == "discretized":
         from .model.geometry import BeltPath, small_wraps_note
 
-        note = small_wraps_note(layout, BeltPath.from_layout(layout))
-        if note:
-            print(note)
+        variants = {run.variant: run.layout for run in study.runs}  # a varied mesh or geometry has wraps of its own
+        for note in dict.fromkeys(small_wraps_note(v, BeltPath.from_layout(v)) for v in variants.values()):
+            if note:
+                print(note)
     what = "duty points" if duty is not None else "speeds"
     print(f"sweep: {len(study.runs)} runs ({speeds} {what} x {len(study.runs) // speeds} variant(s)) on {where}")
     mode = "resume" if args.resume else "overwrite" if args.overwrite else "new"

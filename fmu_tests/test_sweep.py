@@ -114,7 +114,7 @@ def test_short_sweep_writes_table_and_plot_and_amplitudes_grow_with_the_excitati
     out = capsys.readouterr().out
     assert status == 0
     assert "ran 9 runs" in out and "irregularity_rpm=40:" in out
-    assert "note: the wraps of tensioner (1.7 nodes)" in out  # the built-in drive's (docs/model.md, "Small wraps")
+    assert out.count("note: the wraps of tensioner (1.7 nodes)") == 1  # the built-in drive's (docs/model.md, "Small wraps")
     table = SweepTable.read(csv)
     for column in ("rpm", "irregularity [rpm]", "status", "tensioner_amplitude [rad]", "tensioner_amplitude_deg [deg]",
                    "bearing_force_max [N]", "bearing_force_min [N]", "span_tension_idler2_crank_min [N]",
@@ -203,6 +203,20 @@ def test_resume_runs_only_what_is_missing_and_never_overwrites_silently(tmp_path
     assert main(["sweep", "--rpm", "2300", "--vary", "belt.pretension_N=400", "--out", str(csv), "--resume",
                  *SHORT]) == EXIT_USAGE
     assert "its columns differ" in capsys.readouterr().err
+
+
+def test_the_small_wraps_note_follows_a_varied_mesh(tmp_path, capsys):
+    """A study of the belt's mesh names the small wraps of the variant that has them: 150
+    elements put 1.7 nodes on the tensioner pulley's wrap, 300 put 3.4 (docs/model.md, "Small
+    wraps")."""
+    assert main(["sweep", "--rpm", "2300", "--vary", "belt.n_elements=150,300", "--out", str(tmp_path / "s.csv"),
+                 *SHORT]) == 0
+    out = " ".join(capsys.readouterr().out.split())  # the note wraps its lines
+    assert out.count("note: the wraps of") == 1 and "of the belt's 150 nodes" in out
+
+    assert main(["sweep", "--rpm", "2300", "--vary", "belt.n_elements=300", "--out", str(tmp_path / "t.csv"),
+                 *SHORT]) == 0
+    assert "note: the wraps of" not in capsys.readouterr().out
 
 
 def test_a_failed_run_is_recorded_with_its_parameters_and_the_others_kept(tmp_path, capsys):
