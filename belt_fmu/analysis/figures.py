@@ -182,17 +182,17 @@ def plot_campbell(result, layout, water_pump_torque: float | None = None):
 
 def plot_response(result):
     """The harmonic response over crank speed (:class:`belt_fmu.analysis.response.Response`):
-    the tensioner arm amplitude [deg] (top: its first harmonic, and dashed half its
-    peak-to-peak, the sweep's measure), each pulley's hub load amplitude [N] (middle), each
+    the tensioner arm amplitude [deg] (top: half its peak-to-peak, the sweep's measure, and
+    dashed its first harmonic), each pulley's hub load amplitude [N] (middle), each
     pulley's slip utilisation (bottom, the limit 1 dashed)."""
     layout = result.layout
     rpm = np.array([s.rpm for s in result.speeds])
     fig, axes = plt.subplots(3, 1, figsize=(9.0, 9.5), sharex=True)
     if layout.tensioner is not None:
-        amplitude = np.degrees([s.arm_amplitude for s in result.speeds])
-        axes[0].plot(rpm, amplitude, "-", color="C0", label="first harmonic")
-        axes[0].plot(rpm, np.degrees([s.arm_swing for s in result.speeds]), "--", color="C0",
+        axes[0].plot(rpm, np.degrees([s.arm_amplitude for s in result.speeds]), "-", color="C0",
                      label="half the peak-to-peak (as the sweep)")
+        axes[0].plot(rpm, np.degrees([s.arm_first_harmonic for s in result.speeds]), "--", color="C0",
+                     label="first harmonic")
         axes[0].legend(fontsize=7, loc="upper left")
         peak = result.peak
         axes[0].plot(peak.rpm, math.degrees(peak.arm_amplitude), "o", color="C3")

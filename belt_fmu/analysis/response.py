@@ -21,7 +21,9 @@ The tensioner arm's Coulomb friction enters by the first harmonic of its torque,
 from a harmonic balance of the arm alone that lets it stick for part of each period
 (:func:`belt_fmu.analysis.arm_friction.stick_slip`): the response without it, X0, and the
 arm's receptance u (at the excitation's odd harmonics, one factorization each) give it, and
-the whole response is ``X = X0 + u Lambda``.
+the whole response is ``X = X0 + u Lambda``. The arm's amplitude is half its angle's
+peak-to-peak over that period, all harmonics, as the sweep measures it; its first harmonic,
+larger where the arm sticks for part of the period, is reported too.
 
 Outputs, each a complex amplitude ``Y = Y_q X + Y_v (i w + E_d) X`` (+ the crank's column;
 E_d the belt's transport as the damping forces see it, as the velocities are material ones): each pulley's hub force
@@ -226,14 +228,14 @@ class SpeedResponse:
 
     rpm: float
     frequency: float  # [Hz] of the excitation
-    arm_amplitude: float  # [rad] the first harmonic's
+    arm_first_harmonic: float  # [rad] the arm angle's first harmonic
     arm_damping: float  # [N m s/rad] the arm friction's equivalent damping
     arm_stuck: float  # [-] share of the polygon instants at which the arm sticks
     hub_force: np.ndarray  # (p,) [N] amplitude of the hub force's magnitude
     belt_torque: np.ndarray  # (p,) [N m]
     span_tension: np.ndarray  # (p,) [N], span j from pulley j to j + 1
     slip_utilisation: np.ndarray  # (p,) [-]
-    arm_swing: float  # [rad] half the arm angle's peak-to-peak, all harmonics (the sweep's tensioner amplitude)
+    arm_amplitude: float  # [rad] half the arm angle's peak-to-peak, all harmonics (the sweep's tensioner amplitude)
 
 
 def wrap_slip_gain(steady: float, amplitude: float, capacity: float, samples: int = 256) -> float:
@@ -315,7 +317,7 @@ class Anchor(_Responding):
         hub, torque, tension, arm, damping, stuck, swing = [], [], [], [], [], [], []
         for instant in self.instants:
             y, amplitude, friction = instant.respond(omega, irregularity, ripple)
-            swing.append(friction.swing if friction is not None else 0.0)
+            swing.append(friction.swing if friction is not None else amplitude)
             xy = y[hub_rows].reshape(p, 2)
             hub.append(hub_load_amplitude(self.hub, xy[:, 0], xy[:, 1]))
             torque.append(np.abs(y[torque_rows]))
@@ -379,7 +381,7 @@ class _LumpedResponding(_Responding):
                              friction.damping if friction is not None else 0.0,
                              float(friction is not None and friction.stuck), hub, belt_torque, np.abs(tension),
                              (self.torque + belt_torque) / np.maximum(self.capacity, 1e-300),
-                             friction.swing if friction is not None else 0.0)
+                             friction.swing if friction is not None else abs(arm) if self.has_arm else 0.0)
 
 
 class LumpedAnchor(_LumpedResponding):
@@ -492,10 +494,10 @@ def _interpolate(a: SpeedResponse, b: SpeedResponse, t: float) -> SpeedResponse:
     def mix(x, y):
         return _mix(x, y, t)
 
-    return SpeedResponse(a.rpm, a.frequency, mix(a.arm_amplitude, b.arm_amplitude), mix(a.arm_damping, b.arm_damping),
-                         mix(a.arm_stuck, b.arm_stuck), mix(a.hub_force, b.hub_force),
+    return SpeedResponse(a.rpm, a.frequency, mix(a.arm_first_harmonic, b.arm_first_harmonic),
+                         mix(a.arm_damping, b.arm_damping), mix(a.arm_stuck, b.arm_stuck), mix(a.hub_force, b.hub_force),
                          mix(a.belt_torque, b.belt_torque), mix(a.span_tension, b.span_tension),
-                         mix(a.slip_utilisation, b.slip_utilisation), mix(a.arm_swing, b.arm_swing))
+                         mix(a.slip_utilisation, b.slip_utilisation), mix(a.arm_amplitude, b.arm_amplitude))
 
 
 @dataclass(frozen=True)
@@ -522,13 +524,12 @@ class Response:
         columns = {"rpm": ("rpm", "crank speed", [s.rpm for s in self.speeds]),
                    "frequency": ("Hz", "excitation frequency", [s.frequency for s in self.speeds])}
         if self.layout.tensioner is not None:
-            columns["tensioner_amplitude"] = ("rad", "tensioner arm amplitude (first harmonic)",
-                                              [s.arm_amplitude for s in self.speeds])
-            columns["tensioner_amplitude_deg"] = ("deg", "tensioner arm amplitude (first harmonic)",
+            columns["tensioner_amplitude"] = ("rad", "tensioner arm amplitude: half the peak-to-peak, all "
+                                                     "harmonics (as the sweep's)", [s.arm_amplitude for s in self.speeds])
+            columns["tensioner_amplitude_deg"] = ("deg", "tensioner arm amplitude in degrees",
                                                   [math.degrees(s.arm_amplitude) for s in self.speeds])
-            columns["tensioner_swing_deg"] = ("deg", "half the tensioner arm's peak-to-peak, all harmonics (the "
-                                                     "sweep's tensioner amplitude)",
-                                              [math.degrees(s.arm_swing) for s in self.speeds])
+            columns["tensioner_first_harmonic_deg"] = ("deg", "the tensioner arm angle's first harmonic",
+                                                       [math.degrees(s.arm_first_harmonic) for s in self.speeds])
             columns["arm_friction_damping"] = ("N.m.s/rad", "the arm friction's equivalent viscous damping",
                                                [s.arm_damping for s in self.speeds])
             columns["arm_stuck"] = ("1", "share of the polygon instants at which the arm sticks",
