@@ -18,11 +18,13 @@ no-slip kinematics of that paper, and the belt's mass carried by the pulleys and
   ``T_j = EA (G_j / S_j - 1) + c_a d/dt (G_j / S_j)`` (Kelvin-Voigt), ``S_j`` its
   unstretched content;
 * **material flow**: belt runs onto pulley j at the unstretched rate ``q_j``, at the speed
-  ``v_j = q_j (1 + eps_(j-1))``; ``v_j - R_j w_j`` is the gross slip on that pulley (belt
-  faster than the pulley surface positive). The belt on the pulley's installed wrap arc,
+  ``v_j = q_j (1 + eps_(j-1))``. The belt on the pulley's installed wrap arc,
   ``W_j``, is carried through at the strain it ran on with and creeps toward its spans'
   strains as the friction law's slope lets it (:func:`wrap_target`); the spans' contents
-  follow ``dS_j/dt = q_j - q_(j+1) - dW_j/dt``. With no gross
+  follow ``dS_j/dt = q_j - q_(j+1) - dW_j/dt``. The friction sees the belt's mean speed over
+  the wrap, ``v_j - (1 + eps_(j-1)) (dW_j/dt) / 2`` (the wrap's belt leaves at
+  ``q_j - dW_j/dt``; :func:`predict_belt`), less the pulley's surface speed ``R_j w_j``: the
+  gross slip on that pulley (belt faster than the pulley surface positive). With no gross
   slip this is Grashof/Firbank creep: a driven pulley turns slower than the belt by
   ``(T_tight - T_slack) / (EA + T_tight)``;
 * **sliding arcs** (Firbank, "Mechanics of the belt drive", Int. J. Mech. Sci. 12, 1970):
@@ -38,11 +40,11 @@ no-slip kinematics of that paper, and the belt's mass carried by the pulleys and
   118, 1996): the first transverse mode of each of the tensioner's two spans, driven by the
   arm's swing across them and implicit with the arm; they take the energy of the arm's
   bounce on its spans (docs/lumped-model.md);
-* **contact sink** (:func:`sink_compliances`): under tension a wrap's belt sinks into the
-  pulley's contact and its cord runs shorter; span j takes ``c_j (T_j - m'v^2)`` more belt,
-  released with the sliding arc's and, like it, implicit in the span's own tension. It
-  brings the tensioner amplitude within 15 % of the discretized belt's from 500 to 2500 rpm
-  on the built-in drive (docs/lumped-model.md);
+* **span ends** (:func:`sink_compliances`, :func:`bending_compliances`): under tension a
+  wrap's belt sinks into the pulley's contact and its cord runs shorter, and a belt with
+  bending stiffness leaves each pulley an arc ``sqrt(EI / T)`` before the tangent point;
+  span j takes ``c_j (T_j - m'v^2)`` more belt, released with the sliding arc's and, like
+  it, implicit in the span's own tension (docs/lumped-model.md);
 * **capstan** (Simscape Belt Pulley (MathWorks), [Simscape Belt Pulley]: the Euler-Eytelwein equation with
   centrifugal force and a velocity-dependent coefficient): the belt over a wrap is massless,
   so the friction it transmits is the difference of its end tensions, and
@@ -211,14 +213,15 @@ LUMPED_WORK_LAYOUT = (
                                  "are averaged"),
     ("output_mean", "outputs", "averaged outputs: the running time-integral of the outputs over the interval, then "
                                "the reported outputs (their means, and the sampled values of outputs not averaged)"),
-    ("sink_compliance", "p", "belt the contact's compliance releases into span j per newton of its effective "
-                             "tension: half of each of its two wraps' sink, theta / (R k) [m/N]"),
+    ("end_compliance", "p", "belt span j takes at its ends per newton of its effective tension: its two wraps' sink "
+                            "into the contact and the belt its bending frees at each end [m/N]"),
     ("transverse_lever", "p", "the tensioner pulley's displacement across span j per unit arm angle, along the "
                               "span's normal (-e_y, e_x) [m/rad] (0 off the tensioner)"),
     ("string_coupling", "p", "scratch: m' L lever / pi, the arm's inertial coupling to span j's string mode [kg m]"),
     ("string_shift", "p", "scratch: the string's rate change over the step with the arm's rate held [m/s]"),
     ("string_gain", "p", "scratch: ... its change per unit change of the arm's rate [m/rad]"),
     ("string_force", "p", "the string mode's pull across span j on its two pulleys, (T - m'v^2) pi q / L [N]"),
+    ("wrap_drift", "p", "the belt's mean speed over wrap j less its entry speed, -(1 + eps) (dW_j/dt) / 2 [m/s]"),
 )
 
 LumpedState = namedtuple("LumpedState", [name for name, _, _ in LUMPED_STATE_LAYOUT])
@@ -284,7 +287,7 @@ def unpack(y, work, so, wo, p):
                    _pairs(work, wo, 32, p), _view(work, wo, 33), _view(work, wo, 34), _view(work, wo, 35),
                    _view(work, wo, 36), _view(work, wo, 37), _view(work, wo, 38), _view(work, wo, 39),
                    _view(work, wo, 40), _view(work, wo, 41), _view(work, wo, 42), _view(work, wo, 43),
-                   _view(work, wo, 44), _view(work, wo, 45), _view(work, wo, 46))
+                   _view(work, wo, 44), _view(work, wo, 45), _view(work, wo, 46), _view(work, wo, 47))
     return s, w
 
 
@@ -583,6 +586,24 @@ def sink_compliances(path, belt, contact) -> np.ndarray:
     return half + np.roll(half, -1)
 
 
+def bending_compliances(path, belt) -> np.ndarray:
+    """[m/N] per span j (pulley j -> j + 1): the belt its bending stiffness frees at its two
+    ends, per newton of its tension. A belt of bending stiffness EI under tension T cannot
+    take the pulley's curvature 1/R at once: in the span its curvature decays as
+    ``exp(-x / lambda)``, ``lambda = sqrt(EI / T)`` (``EI w_xxxx = T w_xx``, the boundary
+    layer of a tensioned beam), so it turns through ``lambda / R`` after leaving the pulley
+    and leaves it an arc ``lambda`` before the tangent point (bending stiffness shortens the
+    wraps: L. Kong and R. G. Parker, "Steady mechanics of belt-pulley systems", ASME J. Appl.
+    Mech. 72, 2005). That belt is free and stretches with the span, which is as if
+    ``lambda_a + lambda_b`` longer: ``(lambda_a + lambda_b) / EA``, at the installed tension
+    T0 (:func:`installed_tension`), each lambda at most half its wrap's arc. On the installed
+    ``path``; ``belt`` the layout's record."""
+    tension = installed_tension(path, belt)
+    layer = math.sqrt(belt.bending_stiffness_Nm2 / tension) if tension > 0.0 else np.inf
+    ends = np.minimum(layer, 0.5 * path.radii * path.wrap_angle)
+    return (ends + np.roll(ends, -1)) / belt.axial_stiffness_N
+
+
 def belt_inertias(path, mass_per_length: float, tensioner: int, pivot) -> tuple[np.ndarray, float]:
     """([kg m^2] per pulley, [kg m^2] for the arm) the belt's own inertia the lumped bodies
     carry. The belt on a wrap turns with its pulley, ``m' R^3 theta``. A span's belt moves
@@ -686,7 +707,8 @@ def steady_wraps(law, pulleys, banks, tensions, centrifugal, flow, ea, wraps):
 def predict_belt(p, lb, s, w, dt):
     """The belt's explicit part of a step: the wraps' contents (:func:`wrap_target`: the belt
     on a wrap is replaced at the entry strain as it runs through, over the wrap's transit time,
-    and creeps toward its spans' strains; a first-order lag, exact over the step), the old
+    and creeps toward its spans' strains; a first-order lag, exact over the step) and the
+    drift their change gives the belt's mean speed over each wrap (``wrap_drift``), the old
     flows' share of the spans' contents, and each span's end-of-step tension as a linear
     function of the step's unknowns:
     ``T_j = predicted_j + coupling_j (psi - psi_0) - compliance_j (q_j - q_(j+1))``, from the
@@ -710,6 +732,8 @@ def predict_belt(p, lb, s, w, dt):
         target, rate = wrap_target(bank, strain_in, strain_out, speed / bank, creep)
         relax = 1.0 - np.exp(-rate * dt)
         w.wrap_rate[j] = (target - s.wrap_content[j]) * relax / dt
+        # the wrap's belt leaves at q - dW/dt: the friction sees the mean of the two speeds
+        w.wrap_drift[j] = -0.5 * w.wrap_rate[j] * (1.0 + strain_in)
         s.wrap_content[j] += dt * w.wrap_rate[j]
     for j in range(n):
         nxt = j + 1 if j + 1 < n else 0
@@ -721,9 +745,9 @@ def predict_belt(p, lb, s, w, dt):
         adhesion = ea * (installed_wrap(p, w, j) / s.wrap_content[j] - 1.0) - w.centrifugal[i]
         leaving = w.tension[j] - w.centrifugal[i]
         release, slope = arc_release(p.pulleys[j].radius, p.pulleys[j].effective_mu, w.wrap[j], adhesion, leaving, ea)
-        # and what the wraps' sink into the contact releases at the span's tension, implicit alike
-        release += w.sink_compliance[j] * max(leaving, 0.0)
-        w.release_slope[j] = slope + w.sink_compliance[j]
+        # and what the span's ends release at its tension (sink, bending), implicit alike
+        release += w.end_compliance[j] * max(leaving, 0.0)
+        w.release_slope[j] = slope + w.end_compliance[j]
         s.content[j] += release - s.release[j]
         s.release[j] = release
         w.tension_start[j] = w.tension[j]
@@ -1028,7 +1052,7 @@ def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
         t_in = w.tension[i] - w.centrifugal[i]
         stretch = w.spring_length[i] / s.content[i]  # 1 + eps_(j-1)
         speed = s.flow[j] * stretch
-        slip = speed - pulley.radius * w.free_speed[j] - gain * (w.tension[j] - w.tension[i])
+        slip = speed + w.wrap_drift[j] - pulley.radius * w.free_speed[j] - gain * (w.tension[j] - w.tension[i])
         mu, dmu = slip_coefficient(law, pulley.effective_mu, slip, speed, w.creep_speed[j], pulley.radius, w.wrap[j],
                                    w.arc_curve[j])
         e = np.exp(0.5 * w.wrap[j] * mu)
@@ -1132,7 +1156,8 @@ def capstan_flow(law, mu, theta, r, a_out, a_in, t_out0, t_in0, c, stretch, spee
         (T_out(q) - c) exp(-h/2) - (T_in(q) - c) exp(h/2) = 0,   h = theta mu_s(v_slip(q)),
 
     ``T_out = t_out0 - a_out q``, ``T_in = t_in0 + a_in q``, the gross slip
-    ``v_slip = q stretch - r speed - gain (T_out - T_in)``, ``creep`` and ``curve`` the sliding
+    ``v_slip = q stretch - r speed - gain (T_out - T_in)`` (``r speed`` the pulley's surface
+    speed with the wrap's drift taken off, :func:`predict_belt`), ``creep`` and ``curve`` the sliding
     arc's (:func:`slip_coefficient`). The residual decreases in q:
     Newton's method from ``guess``, kept inside the bracket of the points evaluated (widening
     it until the root is enclosed)."""
@@ -1195,7 +1220,8 @@ def relax_step(p, s, w, dt, psi0, rate0, moment0):
             t_out0 = w.predicted[j] + w.coupling[j] * dpsi + w.compliance[j] * s.flow[nxt]
             t_in0 = w.predicted[i] + w.coupling[i] * dpsi - w.compliance[i] * s.flow[i]
             q = capstan_flow(law, pulley.effective_mu, w.wrap[j], pulley.radius, w.compliance[j], w.compliance[i],
-                             t_out0, t_in0, w.centrifugal[i], w.spring_length[i] / s.content[i], w.free_speed[j],
+                             t_out0, t_in0, w.centrifugal[i], w.spring_length[i] / s.content[i],
+                             w.free_speed[j] - w.wrap_drift[j] / pulley.radius,
                              gain, w.creep_speed[j], w.arc_curve[j], s.flow[j])
             change = max(change, abs(q - s.flow[j]))
             s.flow[j] = q
@@ -1305,7 +1331,8 @@ def finish_step(p, s, w, dt, psi0, rate0, psi):
         w.belt_force[j] = force
         if j != crank:
             s.omega[j] = pulley.sense * (w.free_speed[j] + th_dt * pulley.radius * force / pulley.inertia)
-        w.slip[j] = s.flow[j] * w.spring_length[i] / s.content[i] - pulley.radius * pulley.sense * s.omega[j]
+        w.slip[j] = (s.flow[j] * w.spring_length[i] / s.content[i] + w.wrap_drift[j]
+                     - pulley.radius * pulley.sense * s.omega[j])
     for j in range(n):
         nxt = j + 1 if j + 1 < n else 0
         release = w.release_slope[j] * (w.tension[j] - w.tension_start[j])

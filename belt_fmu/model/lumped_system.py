@@ -73,9 +73,10 @@ class LumpedDrive:
         self.parameters, self.geometry = translate(layout)
         geom = self.geometry
         installed = BeltPath.from_circles(geom.centers, geom.radii, geom.senses)
-        self._sink = lumped.sink_compliances(installed, layout.belt, layout.contact)
+        self._ends = (lumped.sink_compliances(installed, layout.belt, layout.contact)
+                      + lumped.bending_compliances(installed, layout.belt))
         self._carry_the_belt(installed)
-        self.belt = translate_lumped(layout, installed, self._sink)
+        self.belt = translate_lumped(layout, installed, self._ends)
         p = len(self.pulley_names)
         n_state, n_work = lumped.buffer_sizes(p)
         self.carried = np.zeros(n_state + n_work)
@@ -119,10 +120,11 @@ class LumpedDrive:
 
     def _place_reference(self) -> None:
         """The spans' reference ends: the installed tangent points (:func:`lumped.update_springs`),
-        and the spans' sink compliances (:func:`belt_fmu.model.lumped.sink_compliances`)."""
+        and the compliances of the spans' ends (:func:`belt_fmu.model.lumped.sink_compliances`,
+        :func:`belt_fmu.model.lumped.bending_compliances`)."""
         lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, self.geometry.arm_installed,
                               True)
-        self.arrays["sink_compliance"][:] = self._sink
+        self.arrays["end_compliance"][:] = self._ends
 
     def load_torques(self, speeds: np.ndarray, water_pump_torque: float) -> np.ndarray:
         """Steady load torque of every pulley at running speeds ``speeds`` [N m]."""
@@ -155,7 +157,7 @@ class LumpedDrive:
         adhesion = ea * (banks / wraps - 1.0) - centrifugal
         releases = lumped.steady_arcs(pulleys["radius"], pulleys["effective_mu"], self.arrays["wrap"],
                                       tensions - centrifugal, ea, adhesion)[0]
-        return wraps, releases + self.arrays["sink_compliance"] * np.maximum(tensions - centrifugal, 0.0)
+        return wraps, releases + self.arrays["end_compliance"] * np.maximum(tensions - centrifugal, 0.0)
 
     def _hub_moment(self, arm_angle: float, effective: np.ndarray) -> float:
         """Moment [N m, CCW] about the pivot of the belt's force on the tensioner pulley for

@@ -262,12 +262,13 @@ def _tanh_law(velocity_threshold: float) -> np.ndarray:
     return record
 
 
-def translate_lumped(layout, installed: BeltPath, sink: np.ndarray) -> np.ndarray:
+def translate_lumped(layout, installed: BeltPath, ends: np.ndarray) -> np.ndarray:
     """LUMPED_BELT record (:mod:`belt_fmu.model.lumped`) of a validated layout: the belt of
     the lumped model. Its unstretched length is the layout's, or what closes the ``installed``
-    cord path at uniform pretension T0 with the wraps sunk into the contact,
-    ``L / (1 + T0 / EA) - T0 sum_j c_j`` (the lumped counterpart of eq. 12.22), ``sink`` the
-    spans' c_j (:func:`belt_fmu.model.lumped.sink_compliances`)."""
+    cord path at uniform pretension T0 with the spans' ends under it (the wraps sunk into the
+    contact, the belt bending frees), ``L / (1 + T0 / EA) - T0 sum_j c_j`` (the lumped
+    counterpart of eq. 12.22), ``ends`` the spans' c_j (:func:`belt_fmu.model.lumped.
+    sink_compliances`, :func:`belt_fmu.model.lumped.bending_compliances`)."""
     belt = layout.belt
     record = np.zeros(1, LUMPED_BELT)
     r = record[0]
@@ -276,7 +277,7 @@ def translate_lumped(layout, installed: BeltPath, sink: np.ndarray) -> np.ndarra
     r["mass_per_length"] = belt.mass_per_length_kg_per_m
     if belt.pretension_N is not None:
         r["unstretched_length"] = (installed.length / (1.0 + belt.pretension_N / belt.axial_stiffness_N)
-                                   - belt.pretension_N * float(np.sum(sink)))
+                                   - belt.pretension_N * float(np.sum(ends)))
     else:
         r["unstretched_length"] = belt.unstretched_length_m
     r["average_outputs"] = layout.drive.output_mode == "average"
