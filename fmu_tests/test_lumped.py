@@ -244,6 +244,27 @@ def test_the_pulleys_carry_the_belts_inertia(two_pulley_layout):
     assert inertia == pytest.approx(0.002 + carried[1], rel=0.02)
 
 
+def test_the_spans_take_the_belt_bending_frees_at_their_ends(two_pulley_layout):
+    """A belt of bending stiffness EI at the tension T leaves each pulley an arc
+    ``sqrt(EI / T)`` before the tangent point (:func:`belt_fmu.model.lumped.bending_compliances`):
+    each span of a two-pulley drive takes two such arcs, ``2 sqrt(EI / T0) / EA`` per newton,
+    exactly; a belt so stiff that the arcs would pass the wraps' middles takes half of each
+    wrap at each end, the whole wraps between the two spans; a belt without bending stiffness
+    nothing."""
+    import dataclasses
+
+    layout = two_pulley_layout()
+    belt, path = layout.belt, BeltPath.from_layout(layout)
+    tension = lumped.installed_tension(path, belt)
+    expected = 2.0 * math.sqrt(belt.bending_stiffness_Nm2 / tension) / belt.axial_stiffness_N
+    assert lumped.bending_compliances(path, belt) == pytest.approx([expected, expected], rel=1e-12)
+    stiff = dataclasses.replace(belt, bending_stiffness_Nm2=1e3)
+    wraps = path.radii * path.wrap_angle
+    assert np.sum(lumped.bending_compliances(path, stiff)) == pytest.approx(np.sum(wraps) / belt.axial_stiffness_N,
+                                                                            rel=1e-12)
+    assert not np.any(lumped.bending_compliances(path, dataclasses.replace(belt, bending_stiffness_Nm2=0.0)))
+
+
 def test_the_tensioners_spans_vibrate_as_moving_strings():
     """The test drive's two tensioner spans with the arm held by a huge inertia (1e3 kg m^2),
     at 1000 rpm: the linearized lumped model (:func:`belt_fmu.analysis.lumped_linearization.natural_modes`)
