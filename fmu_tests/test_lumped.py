@@ -495,6 +495,31 @@ def test_tensioner_amplitude_under_a_firing_order_irregularity(rpm):
     assert lumped_amplitude == pytest.approx(discretized, rel=0.15)
 
 
+def test_the_span_ends_stay_steady_on_the_softest_contact():
+    """The built-in drive on the softest contact the layout check allows (1.1e7 N/m^2: its
+    wraps sink furthest, the spans' end compliance largest), 650 rpm under 10 N m of pump
+    load, 1 ms steps: after 1.5 s every span's tension stays within 1 N (measured 3e-4 N).
+    The ends' release is implicit in each span's own tension; taken explicitly it diverged
+    on such contacts, and half explicit it left limit cycles of about 30 N here
+    (docs/lumped-model.md, "How the sink enters the step")."""
+    import dataclasses
+
+    from belt_fmu import load_layout
+
+    layout = load_layout().with_drive(model="lumped", output_mode="sample")
+    layout = dataclasses.replace(layout, contact=dataclasses.replace(layout.contact, stiffness_linear_N_per_m2=1.1e7))
+    drive = LumpedDrive(layout)
+    drive.reset(650.0 * RPM, 10.0)
+    spans = [k for k, name in enumerate(drive.output_names) if name.startswith("span_tension")]
+    late = []
+    for i in range(2000):
+        drive.advance(1e-3, 650.0 * RPM, 10.0)
+        if i >= 1500:
+            late.append(drive.output_values[spans].copy())
+    late = np.array(late)
+    assert np.all(np.isfinite(late)) and np.max(np.ptp(late, axis=0)) < 1.0
+
+
 @pytest.mark.parametrize("rpm", [500.0, 1400.0, 3000.0])
 def test_time_step_keeps_the_tensioner_amplitude(rpm):
     """The lumped model at its own step (lumped.MAX_STEP, 1 ms) against itself at 0.05 ms,
