@@ -1135,11 +1135,11 @@ def keep_slips(p, s, w, dt, dpsi):
         nxt = j + 1 if j + 1 < n else 0
         pulley = pulleys[j]
         gain = speed_gain(p, j, dt)
-        # slip_j = stretch q_j - R free_speed_j - gain (T_j - T_(j-1)), the tensions linear in q
+        # slip_j = stretch q_j + drift_j - R free_speed_j - gain (T_j - T_(j-1)), the tensions linear in q
         a[j, j] += w.spring_length[i] / s.content[i] + gain * (w.compliance[j] + w.compliance[i])
         a[j, nxt] -= gain * w.compliance[j]
         a[j, i] -= gain * w.compliance[i]
-        b[j] = (w.slip[j] + pulley.radius * w.free_speed[j]
+        b[j] = (w.slip[j] - w.wrap_drift[j] + pulley.radius * w.free_speed[j]
                 + gain * (w.predicted[j] - w.predicted[i] + (w.coupling[j] - w.coupling[i]) * dpsi))
     # np.bool_: a bool, where the constant False, a literal to numba, would compile the solve twice
     if solve_step_matrix(w.jacobian, w.newton, w.sweep_upper, w.sweep_pivot, w.corner_solution,
