@@ -1256,7 +1256,8 @@ def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
         (T_j - c) exp(-h_j / 2) - (T_(j-1) - c) exp(h_j / 2) = 0,   h_j = theta_j mu_s(v_j),
 
     with the spans' tensions linear in the unknowns (:func:`predict_belt`), the gross slip
-    ``v_j = q_j (1 + eps_(j-1)) - R_j w_j`` and the pulley's speed after the belt's force
+    ``v_j = q_j (1 + eps_(j-1)) + drift_j - R_j w_j`` (the belt's mean speed over the wrap,
+    :func:`predict_belt`) and the pulley's speed after the belt's force
     ``w_j = free_speed_j + theta dt R_j (T_j - T_(j-1)) / I_j`` (the crank's is the input),
     together with the arm's trapezoidal step (:func:`arm_residual`), by Newton's method on
     the whole system (a cyclic tridiagonal matrix for the flows, bordered by the arm) from
