@@ -406,7 +406,7 @@ def _layout_command(args) -> int:
     ]
     print(_table(["name", "role", "side", "radius [m]", "cord radius [m]", "wrap [rad]", "wrap [deg]",
                   "belt nodes on wrap"], rows))
-    note = small_wraps_note(layout, path) if layout.drive.model == "discretized" else None
+    note = small_wraps_note(layout, path)
     if note:
         print(note)
     print()
@@ -861,13 +861,12 @@ def _sweep_command(args) -> int:
              else "this process" if workers == 1 else f"{workers} local processes")
     speeds = len(duty.points) if duty is not None else len({run.rpm for run in study.runs})
     print(f"layout: {layout.source} (bearing force: {layout.headline_pulley_name}; {layout.drive.model} model)")
-    if layout.drive.model == "discretized":
-        from .model.geometry import BeltPath, small_wraps_note
+    from .model.geometry import BeltPath, small_wraps_note
 
-        variants = {run.variant: run.layout for run in study.runs}  # a varied mesh or geometry has wraps of its own
-        for note in dict.fromkeys(small_wraps_note(v, BeltPath.from_layout(v)) for v in variants.values()):
-            if note:
-                print(note)
+    variants = {run.variant: run.layout for run in study.runs}  # a varied mesh, geometry or model has wraps of its own
+    for note in dict.fromkeys(small_wraps_note(v, BeltPath.from_layout(v)) for v in variants.values()):
+        if note:
+            print(note)
     what = "duty points" if duty is not None else "speeds"
     print(f"sweep: {len(study.runs)} runs ({speeds} {what} x {len(study.runs) // speeds} variant(s)) on {where}")
     mode = "resume" if args.resume else "overwrite" if args.overwrite else "new"

@@ -208,7 +208,8 @@ def test_resume_runs_only_what_is_missing_and_never_overwrites_silently(tmp_path
 def test_the_small_wraps_note_follows_a_varied_mesh(tmp_path, capsys):
     """A study of the belt's mesh names the small wraps of the variant that has them: 150
     elements put 1.7 nodes on the tensioner pulley's wrap, 300 put 3.4 (docs/model.md, "Small
-    wraps")."""
+    wraps"); a study of both models names them once, for the discretized variant, even from
+    a lumped layout."""
     assert main(["sweep", "--rpm", "2300", "--vary", "belt.n_elements=150,300", "--out", str(tmp_path / "s.csv"),
                  *SHORT]) == 0
     out = " ".join(capsys.readouterr().out.split())  # the note wraps its lines
@@ -217,6 +218,11 @@ def test_the_small_wraps_note_follows_a_varied_mesh(tmp_path, capsys):
     assert main(["sweep", "--rpm", "2300", "--vary", "belt.n_elements=300", "--out", str(tmp_path / "t.csv"),
                  *SHORT]) == 0
     assert "note: the wraps of" not in capsys.readouterr().out
+
+    # the lumped model has no nodes: its variant of a study of both models says nothing
+    assert main(["sweep", "--model", "lumped", "--rpm", "2300", "--vary", "drive.model=lumped,discretized",
+                 "--out", str(tmp_path / "u.csv"), *SHORT]) == 0
+    assert capsys.readouterr().out.count("note: the wraps of") == 1
 
 
 def test_a_failed_run_is_recorded_with_its_parameters_and_the_others_kept(tmp_path, capsys):

@@ -186,7 +186,10 @@ class BeltPath:
 
 def small_wraps_note(layout, path: BeltPath) -> str | None:
     """A note naming the pulleys whose wraps hold fewer than :data:`MIN_WRAP_NODES` of the
-    discretized belt's nodes on ``path``, and what that does; None if none does."""
+    discretized belt's nodes on ``path``, and what that does; None if none does, or if
+    ``layout`` runs the lumped model (it has no nodes)."""
+    if layout.drive.model != "discretized":
+        return None
     n = layout.belt.n_elements
     nodes = path.wrap_nodes(n)
     small = [(p.name, k) for p, k in zip(layout.pulleys, nodes) if k < MIN_WRAP_NODES]
