@@ -138,6 +138,10 @@ MAX_ITERATIONS = 50
 OK = 0
 NOT_FINITE = 1
 NOT_CONVERGED = 2
+#: ``n_steps`` of a :func:`run` that places the geometry at an arm angle instead of stepping,
+#: and of one that places it at the installed arm angle (the spans' reference ends)
+PLACE = -1
+PLACE_INSTALLED = -2
 
 #: The lumped belt (one record).
 LUMPED_BELT = np.dtype(
@@ -1453,27 +1457,47 @@ def run_sample(p, lb, s, w, n_steps, dt, crank_omega, water_pump_torque, out):
             w.output_mean[i] = 0.5 * dt * w.output_sample[i]
     status = OK
     taken = n_steps
-    for k in range(n_steps):
-        iterations = step(p, lb, s, w, dt, crank_omega, water_pump_torque)
-        w.iterations[0] = iterations
-        if averaging:
+    # one pass more than steps, for the outputs at the sample's end: evaluate_outputs is
+    # inlined once (it is an eighth of run's code, which numba types and lowers per call site)
+    for k in range(n_steps + 1):
+        end = k == n_steps
+        if not end:
+            iterations = step(p, lb, s, w, dt, crank_omega, water_pump_torque)
+            w.iterations[0] = iterations
+            if iterations == 0:
+                status = NOT_CONVERGED
+            elif (k + 1) % 64 == 0 or k == n_steps - 1:
+                status = health(p, lb, s, w)
+            if status != OK:
+                taken = k + 1
+                end = True
+        if end or (averaging and k < n_steps - 1):
             evaluate_outputs(p, lb, s, w, w.output_sample)
-            if k < n_steps - 1:
-                accumulate_outputs(w.output_mean, w.output_sample, dt)
-        if iterations == 0:
-            status = NOT_CONVERGED
-        elif (k + 1) % 64 == 0 or k == n_steps - 1:
-            status = health(p, lb, s, w)
-        if status != OK:
-            taken = k + 1
-            break
+            if end:
+                break
+            accumulate_outputs(w.output_mean, w.output_sample, dt)
     if averaging:
         mean_outputs(w.output_mean, 0.5 * dt, w.output_sample, taken * dt, w.output_mean, n)
-        for i in range(out.shape[0]):
-            out[i] = w.output_mean[i]
-    else:
-        evaluate_outputs(p, lb, s, w, out)
+    source = w.output_mean if averaging else w.output_sample
+    for i in range(out.shape[0]):
+        out[i] = source[i]
     return status, taken
+
+
+@njit(cache=True, inline="always")
+def place_geometry(p, s, w, arm_angle, installed):
+    """The full geometry at arm angle ``arm_angle`` into the work buffer (spring rates zero);
+    with ``installed``, that arm angle is the installed one and its departure and arrival
+    angles become the spans' reference ends (``w.reference``, ``w.reference_arrive``). Part
+    of :func:`run`, so that it compiles with the step's callees and not as an entry of its own."""
+    s.arm[0] = arm_angle
+    update_geometry(p, s, w, np.bool_(True))  # np.bool_: compiled once for both (step)
+    if installed:
+        for j in range(w.reference.shape[0]):
+            w.reference[j] = w.depart[j]
+            w.reference_arrive[j] = w.arrive[j]
+        update_springs(p, w)
+    arm_levers(p, s, w)
 
 
 # error_model="numpy": float division without Python's zero check (health() sees inf and nan);
@@ -1486,7 +1510,9 @@ def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, tab
     :func:`run_sample` at the inputs ``crank_omega[i]``, ``water_pump_torque[i]``, its
     outputs into ``table[i]``, without Python between the samples (an advance is one sample;
     the outputs of the state are one sample of 0 steps). Returns (status, samples completed,
-    steps taken in the sample that failed): stops at the first status other than OK.
+    steps taken in the sample that failed): stops at the first status other than OK. A run of
+    :data:`PLACE` or :data:`PLACE_INSTALLED` steps takes none: it places the geometry at the
+    arm angle ``dt`` (:func:`place_geometry`).
 
     One entry, so that numba compiles and LLVM optimizes the step once: each compiled
     function that calls another links the callee's code in and optimizes it again.
@@ -1497,25 +1523,11 @@ def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, tab
     named views at each inlined call, about 900 atomic operations per step, two thirds of its
     time. Without NRT a kernel that allocated would not compile."""
     s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
+    if n_steps < 0:
+        place_geometry(p, s, w, dt, n_steps == PLACE_INSTALLED)
+        return OK, 0, 0
     for i in range(crank_omega.shape[0]):
         status, taken = run_sample(p, lb[0], s, w, n_steps, dt, crank_omega[i], water_pump_torque[i], table[i])
         if status != OK:
             return status, i, taken
     return OK, crank_omega.shape[0], n_steps
-
-
-@njit(cache=True, _nrt=False)
-def place_geometry(y, work, so, wo, p, arm_angle, installed):
-    """Entry from Python: the full geometry at arm angle ``arm_angle`` into the work buffer
-    (spring rates zero); with ``installed``, that arm angle is the installed one and its
-    departure and arrival angles become the spans' reference ends (``w.reference``,
-    ``w.reference_arrive``)."""
-    s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
-    s.arm[0] = arm_angle
-    update_geometry(p, s, w, np.bool_(True))  # np.bool_: compiled once for both (step)
-    if installed:
-        for j in range(w.reference.shape[0]):
-            w.reference[j] = w.depart[j]
-            w.reference_arrive[j] = w.arrive[j]
-        update_springs(p, w)
-    arm_levers(p, s, w)

@@ -86,13 +86,13 @@ class LumpedDrive:
         self._wo = lumped.offsets(lumped.LUMPED_WORK_LAYOUT, p)
         self.views = self._views(lumped.LUMPED_STATE_LAYOUT, self.y, self._so, p)
         self.arrays = self._views(lumped.LUMPED_WORK_LAYOUT, self.work, self._wo, p)
-        self._place_reference()
         self.dt = lumped.MAX_STEP
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
         self.output_names = [spec.name for spec in self.specs]
         self.output_values = np.zeros(len(self.specs))
         self._bind()
+        self._place_reference()
 
     def _carry_the_belt(self, path) -> None:
         """Add the belt's inertia (:func:`belt_fmu.model.lumped.belt_inertias`) to the
@@ -122,9 +122,14 @@ class LumpedDrive:
         """The spans' reference ends: the installed tangent points (:func:`lumped.update_springs`),
         and the compliances of the spans' ends (:func:`belt_fmu.model.lumped.sink_compliances`,
         :func:`belt_fmu.model.lumped.bending_compliances`)."""
-        lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, self.geometry.arm_installed,
-                              True)
+        self._place(self.geometry.arm_installed, lumped.PLACE_INSTALLED)
         self.arrays["end_compliance"][:] = self._ends
+
+    def _place(self, arm_angle: float, task: int = lumped.PLACE) -> None:
+        """The geometry at arm angle ``arm_angle`` [rad] into the work buffer
+        (:func:`belt_fmu.model.lumped.place_geometry`, a run of ``task`` steps)."""
+        self._run(self.y, self.work, self._so, self._wo, self.parameters, self.belt, task, float(arm_angle),
+                  self._crank_omega, self._pump_torque, self._output_row)
 
     def load_torques(self, speeds: np.ndarray, water_pump_torque: float) -> np.ndarray:
         """Steady load torque of every pulley at running speeds ``speeds`` [N m]."""
@@ -133,7 +138,7 @@ class LumpedDrive:
     # ------------------------------------------------------------------ steady state
     def _springs(self, arm_angle: float) -> np.ndarray:
         """Span spring lengths G_j [m] at this arm angle (the geometry stays in the work buffer)."""
-        lumped.place_geometry(self.y, self.work, self._so, self._wo, self.parameters, arm_angle, False)
+        self._place(arm_angle)
         return self.arrays["spring_length"].copy()
 
     def _installed_wraps(self) -> np.ndarray:
