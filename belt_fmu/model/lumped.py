@@ -74,9 +74,9 @@ regularization stiffer still, so after the explicit parts (the pulleys' loads, t
 contents) every pulley's flow, speed and friction and the tensioner arm are solved together,
 implicit: the capstan equation of each pulley and the arm's equation of motion at the end of
 the step, with the spans' tensions linear in the flows and the arm angle (the spans'
-contents, pulley speeds and arm by the trapezoidal rule, :data:`THETA`), by Newton's method
-on a cyclic tridiagonal system bordered by the arm (:func:`solve_step`). Second order and
-stable at any step: at 1 ms the tensioner amplitude under a firing-order irregularity stays
+contents and pulley speeds by the generalized trapezoidal rule, :data:`THETA`, the arm by
+the trapezoidal rule), by Newton's method on a cyclic tridiagonal system bordered by the arm
+(:func:`solve_step`). Stable at any step: at 1 ms the tensioner amplitude under a firing-order irregularity stays
 within 4 % of the converged one, at the arm resonance too (docs/lumped-model.md, "Time
 step"). Outputs come from the same output registry as the discretized model's
 (:mod:`belt_fmu.model.outputs`).
@@ -112,11 +112,17 @@ ERFCX_ASYMPTOTIC = 20.0
 #: ones (0.05 ms) up to 3000 rpm (docs/lumped-model.md, "Time step"; fmu_tests/test_lumped.py)
 MAX_STEP = 1.0e-3
 TWO_PI = 2.0 * math.pi
-#: weight of the end of the step in the implicit parts (the theta method): 1 is implicit
-#: Euler, which damps a mode of frequency w by 1 / sqrt(1 + (w dt)^2) per step (45 % of a
-#: 60 Hz tensioner mode's energy per period at 0.5 ms); 1/2, the trapezoidal rule, keeps
-#: the energy of linear modes and is second order
-THETA = 0.5
+#: weight of the end of the step in the spans' contents and the pulleys' speeds (the
+#: generalized trapezoidal rule, T. J. R. Hughes, "The finite element method", 1987, ch. 8):
+#: 1 is implicit Euler, which damps a mode of frequency w by 1 / sqrt(1 + (w dt)^2) per step
+#: (45 % of a 60 Hz tensioner mode's energy per period at 0.5 ms); 1/2, the trapezoidal
+#: rule, keeps the energy of linear modes but multiplies a mode far stiffer than the step by
+#: -1 each step: a pulley sliding on a flat friction law alternated between sliding and
+#: sticking from step to step, and after a crank speed step of 1000 rpm under a loaded water
+#: pump the step's equations lost their solution. 0.51 multiplies such a mode by -0.96 and
+#: takes about 2 (THETA - 1/2) (w dt)^2 of a mode's energy per step (0.13 % per 1 ms step at
+#: 40 Hz)
+THETA = 0.51
 #: [m/s] the flows' solution accuracy: over a 1 ms step it misplaces 1e-10 m of belt
 #: between two spans (1e-4 N of tension on a 0.1 m span), which the next step's equations
 #: see and correct; the belt's total content is conserved exactly whatever the tolerance
@@ -1270,7 +1276,7 @@ def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
     unconstrained optimization and nonlinear equations", 1983, section 6.3: the friction
     laws' steep regularization near zero slip makes the full correction overshoot when a
     pulley starts or stops slipping). Solving the pulleys and the arm together keeps the step
-    second order and stable at any length (a sweep pulley by pulley with the arm explicit
+    accurate and stable at any length (a sweep pulley by pulley with the arm explicit
     lags each part behind its neighbours by a step: 28 % error in the arm's amplitude at
     1 ms). Returns the Newton iterations taken; if they do not converge, the same equations
     are solved by :func:`relax_step` and MAX_ITERATIONS plus its sweeps returned; 0 if
