@@ -526,9 +526,10 @@ def test_time_step_keeps_the_tensioner_amplitude(rpm):
     under the irregularity of the test above, sampled every 1 ms: the tensioner amplitude
     within 5 % (measured: -0.6 % at 500 rpm, -3.3 % at 1400 rpm, the arm resonance, where the
     trapezoidal rule's frequency error of (w dt)^2 / 12 = 0.7 % at 45 Hz shifts the peak and
-    lumped.THETA's damping takes about a point; -2.0 % at 3000 rpm) and the mean arm angle within 0.5 mrad (measured 0.15 mrad at 1400
-    rpm, where the 0.2 s window holds a fractional number of 33 mrad swings). A step that solved the
-    pulleys one by one with the arm explicit was 28 % off at 500 rpm."""
+    lumped.THETA's damping takes about a point; -2.0 % at 3000 rpm) and the mean arm angle
+    within 0.5 mrad (measured 0.15 mrad at 1400 rpm, where the 0.2 s window holds a
+    fractional number of 33 mrad swings). A step that solved the pulleys one by one with the
+    arm explicit was 28 % off at 500 rpm."""
     mean = rpm * RPM
     amplitude = 20.0 * RPM
     layout = tensioner_drive("lumped")
