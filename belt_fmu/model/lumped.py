@@ -78,8 +78,8 @@ contents and pulley speeds by the generalized trapezoidal rule, :data:`THETA`, t
 the trapezoidal rule), by Newton's method on a cyclic tridiagonal system bordered by the arm
 (:func:`solve_step`). Stable at any step: at 1 ms the tensioner amplitude under a
 firing-order irregularity stays within 4 % of the converged one, at the arm resonance too
-(docs/lumped-model.md, "Time step"). Outputs come from the same output registry as the discretized model's
-(:mod:`belt_fmu.model.outputs`).
+(docs/lumped-model.md, "Time step"). Outputs come from the same output registry as the
+discretized model's (:mod:`belt_fmu.model.outputs`).
 """
 from __future__ import annotations
 
