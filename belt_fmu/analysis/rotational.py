@@ -26,7 +26,7 @@ and departure point on a (the arm moves the tangent points along the pulleys). T
 
 with ``T'_i = T_i - m'v^2`` the span tension the pulleys feel (the centrifugal part is carried
 by the belt's own inertia on the wraps, Firbank 1970). The belt sticks on the wraps but for
-the sliding arc at each exit (Firbank 1970, :func:`belt_fmu.model.lumped.arc_release`), which
+the sliding arc at each exit (Firbank 1970, :func:`belt_fmu.model.lumped.wrap_arcs`), which
 makes the span it feeds softer, as if ``R_a |T'_i - T'_(i-1)| / (mu T'_i)`` longer:
 ``EA / L_i`` becomes ``EA / (L_i + that)``. That is the lumped fidelity level's span; at the
 tensions of a drive transmitting torque it lowers the modes in which the spans leaving the
@@ -169,8 +169,9 @@ def rotational_model(layout, arm_angle: float, span_tension, belt_speed: float) 
 
 
 def arc_lengths(layout, path: BeltPath, span_tension, belt_speed: float) -> np.ndarray:
-    """[m] how much longer each span acts for its stretch: span i by the sliding arc at the
-    exit of pulley i, ``EA dD/dT'_i`` (:func:`belt_fmu.model.lumped.steady_arcs`)."""
+    """[m] how much longer each span acts for its stretch: span i by the sliding arcs at its
+    ends, ``EA dD/dT'_i`` (:func:`belt_fmu.model.lumped.steady_arcs`: in steady running the
+    exit of pulley i alone, the belt adhering to each wrap at its arriving span's strain)."""
     ea = layout.belt.axial_stiffness_N
     felt = np.asarray(span_tension, dtype=float) - layout.belt.mass_per_length_kg_per_m * belt_speed ** 2
     mu = [effective_mu(layout, pulley) for pulley in layout.pulleys]

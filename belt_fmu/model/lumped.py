@@ -29,12 +29,16 @@ no-slip kinematics of that paper, and the belt's mass carried by the pulleys and
   ``(T_tight - T_slack) / (EA + T_tight)``;
 * **sliding arcs** (Firbank, "Mechanics of the belt drive", Int. J. Mech. Sci. 12, 1970):
   the belt adheres to a wrap at the strain it ran on with, ``wrap_content``, and slides on
-  an arc at the exit where its tension moves to the leaving span's. That arc holds less or
-  more belt than the adhering belt would; the difference ``D_j`` (``release``,
-  :func:`arc_release`) belongs to span j, and it changes at once with span j's tension: a
-  span leaving a pulley that transmits a torque is softer, as if ``R |dT| / (mu T_out)``
-  longer. Without it the arm's bounce on the tensioner's spans was 10 % too high in
-  frequency and half as damped as in the discretized belt (docs/lumped-model.md);
+  an arc at each end whose span's tension differs from that: at the exit, where its tension
+  moves to the leaving span's, and at the entry, when the arriving span's tension swings
+  faster than the wrap's belt runs through. Such an arc holds less or more belt than the
+  adhering belt would; the difference belongs to the span at that end (``release``,
+  :func:`wrap_arcs`), and it changes at once with that span's tension: a span leaving a
+  pulley that transmits a torque is softer, as if ``R |dT| / (mu T_out)`` longer. Without
+  the exit arcs the arm's bounce on the tensioner's spans was 10 % too high in frequency
+  and half as damped as in the discretized belt; without the entry arcs a span whose
+  tension swings by most of its mean was too stiff, and the test drive's arm resonance
+  (docs/lumped-model.md) lay 7 % too high;
 * **the tensioner spans' string modes** (:func:`prepare_strings`; Beikmann, Perkins and
   Ulsoy, "Free vibration of serpentine belt drive systems", ASME J. Vibration and Acoustics
   118, 1996): the first transverse mode of each of the tensioner's two spans, driven by the
@@ -141,6 +145,17 @@ MAX_SWEEPS = 2000
 #: in steady running, up to 7 after a load step; an arm coming to rest on its Coulomb
 #: friction, approached from the sliding side where the law is flat, about 20)
 MAX_ITERATIONS = 50
+#: attempts more of a step whose equations Newton's method and the fallback did not solve,
+#: each with the sliding arcs' compliance over the step halved (:func:`solve_step`)
+ARC_RETRIES = 2
+#: the sliding arcs' compliance a step takes implicitly, at most this many times its span's
+#: own, G / EA (:func:`predict_belt`; the release itself stays exact, and what the cap leaves
+#: out the next step takes explicitly). An arc's tangent compliance grows as 1 / T_span when
+#: the span's tension falls far below its wrap's adhesion tension: after a crank speed drop
+#: from 700 to 0 rpm under a loaded pump the test drive's spans went nearly slack, and
+#: linearized at the step's start that compliance left the step's equations without a
+#: solution. The swings of the arm resonance stay below it
+ARC_COMPLIANCE_LIMIT = 2.0
 OK = 0
 NOT_FINITE = 1
 NOT_CONVERGED = 2
@@ -170,7 +185,8 @@ LUMPED_STATE_LAYOUT = (
     ("content", "p", "unstretched belt content S_j of span j [m]"),
     ("flow", "p", "unstretched belt flow q_j onto pulley j (from span j - 1), travel direction [m/s]"),
     ("wrap_content", "p", "unstretched belt W_j held on pulley j's installed wrap arc at its adhesion strain [m]"),
-    ("release", "p", "belt D_j that pulley j's sliding arc has released into span j (part of S_j) [m]"),
+    ("release", "p", "belt D_j released into span j (part of S_j) at its ends: by the sliding arcs at pulley j's "
+                     "exit and pulley j + 1's entry, and by its ends' sink and bending [m]"),
     ("string", "p", "first transverse string mode of span j, its amplitude at mid-span [m] (the tensioner's two "
                     "spans; 0 elsewhere)"),
     ("string_rate", "p", "... its rate [m/s]"),
@@ -213,7 +229,7 @@ LUMPED_WORK_LAYOUT = (
     ("arm_work", 1, "scratch of the arm's and loads' friction solves"),
     ("port_torque", "p", "input load torque of each pulley [N m] (belt_fmu.model.drive.pulley_loads); "
                          "zero: the lumped model has no ports"),
-    ("release_slope", "p", "scratch: dD_j/dT_j of pulley j's sliding arc at the start of the step [m/N]"),
+    ("release_slope", "p", "scratch: dD_j/dT_j at the start of the step [m/N]"),
     ("tension_start", "p", "scratch: span j's tension at the start of the step [N]"),
     ("creep_speed", "p", "speed of the belt over pulley j's sliding arc, |q_j| |T_j - T_(j-1)| / EA, at the start of "
                          "the step [m/s]"),
@@ -543,32 +559,76 @@ def slip_coefficient(law, mu, slip, belt_speed, creep, radius, wrap, curve):
 
 # ------------------------------------------------------------------------------------ the parts
 @njit(cache=True, inline="always")
-def arc_release(radius, mu, wrap, adhesion, leaving, ea):
-    """(D, dD/dT_out) of a pulley's sliding arc (Firbank 1970; Johnson, "Contact mechanics",
-    1985): the belt [m] it has released into the leaving span beyond what the wrap
-    would hold at its adhesion strain, and its derivative in the leaving tension [m/N].
+def wrap_arcs(radius, mu, wrap, adhesion, arriving, leaving, ea):
+    """(E, dE/dT_in, D, dD/dT_out) of a wrap's two sliding arcs (Firbank 1970; Johnson,
+    "Contact mechanics", 1985): the belt [m] each releases into its span beyond what the wrap
+    would hold at its adhesion strain, the entry's into the arriving span and the exit's into
+    the leaving one, and each one's derivative in its own span's tension [m/N].
 
-    On a wrap the belt sticks at the strain it ran on with (tension ``adhesion``) and slides
-    on an arc at the exit, where its tension moves exponentially to ``leaving`` (both
-    effective tensions, T - m'v^2, the arc's Euler-Eytelwein relation). With
-    ``rho = leaving / adhesion`` the arc is ``theta_s = |ln rho| / mu`` long, and the
-    material at the exit lies ``D = R adhesion (rho - 1 - ln rho) sign(ln rho) / (EA mu)``
-    ahead of where the adhering belt would put it. ``dD/dT_out = R |1 - 1/rho| / (EA mu)``: a
-    change of the leaving span's tension draws belt out of the arc as if that span were
-    ``R |T_out - T_in| / (mu T_out)`` longer (Firbank's softening of a span by its creep arc).
-    A sliding arc as long as the wrap (gross slip) slides at the coefficient the tension ratio
-    needs, ``|ln rho| / theta``; tensions are floored at 1 N (a slack end holds no arc)."""
+    On a wrap the belt sticks at the strain it ran on with (tension ``adhesion``). Where a
+    span's tension differs from it, the belt slides on an arc at that end, over which its
+    tension moves exponentially to the span's (all effective tensions, T - m'v^2, the arc's
+    Euler-Eytelwein relation): at the exit as in steady creep, and at the entry when the
+    arriving span's tension swings faster than the belt it brought runs through the wrap.
+    With ``rho = T_span / adhesion`` an arc is ``|ln rho| / mu`` long, and the material at its
+    end lies ``R adhesion (rho - 1 - ln rho) sign(ln rho) / (EA mu)`` beyond where adhering
+    belt would put it; ``R |1 - 1/rho| / (EA mu)`` per newton of the span's tension: the span
+    acts as if ``R |T_span - adhesion| / (mu T_span)`` longer (Firbank's softening of a span by
+    its creep arc). Two arcs longer together than the wrap (gross slip, or both spans far from
+    the adhesion tension) share it, sliding at the coefficient their ratios need,
+    ``(|ln rho_in| + |ln rho_out|) / theta``. Tensions are floored at 1 N (a slack end holds
+    no arc)."""
     if wrap <= 0.0:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0, 0.0
     a = max(adhesion, 1.0)
+    c = max(arriving, 1.0)
     b = max(leaving, 1.0)
-    log = np.log(b / a)
-    excess = b - a - a * log  # a (rho - 1 - ln rho) >= 0, second order in rho - 1
-    if abs(log) < mu * wrap:
-        scale = radius / (ea * mu)
-        return (scale if log >= 0.0 else -scale) * excess, scale * abs(b - a) / b
-    scale = radius * wrap / (ea * log)
-    return scale * excess, scale * (log - 1.0 + a / b) / log
+    inverse = 1.0 / a
+    log_in = np.log(c * inverse)
+    log_out = np.log(b * inverse)
+    spread = abs(log_in) + abs(log_out)  # mu times the two arcs' lengths
+    shared = spread > mu * wrap
+    mu_arc = spread / wrap if shared else mu
+    scale = radius / (ea * mu_arc)
+    entry, entry_slope = arc_release(scale, shared, mu_arc * wrap, a, c, log_in)
+    exit_, exit_slope = arc_release(scale, shared, mu_arc * wrap, a, b, log_out)
+    return entry, entry_slope, exit_, exit_slope
+
+
+@njit(cache=True, inline="always")
+def arc_release(scale, shared, spread, adhesion, span, log):
+    """(release [m], d release / d span [m/N]) of one sliding arc of :func:`wrap_arcs`, from
+    the ``adhesion`` tension to the ``span``'s (``log`` = ln(span / adhesion)); ``scale`` = R /
+    (EA mu_arc) at the arcs' coefficient mu_arc; ``shared``: that coefficient is what the
+    wrap's two arcs need to fit it (``spread`` = mu_arc theta), and it falls as this span's
+    tension moves toward the adhesion tension."""
+    excess = span - adhesion - adhesion * log  # adhesion (rho - 1 - ln rho) >= 0
+    slope = abs(1.0 - adhesion / span)
+    if shared:
+        slope -= excess / (span * spread)
+    return (scale if log >= 0.0 else -scale) * excess, scale * slope
+
+
+@njit(cache=True, inline="always")
+def slid_wrap(bank, content, arriving, leaving, mu, wrap, centrifugal, ea):
+    """[m] The belt content of a wrap of installed length ``bank`` [m] whose adhesion content
+    is ``content`` [m], after its sliding arcs (:func:`wrap_arcs`) have met: where both spans'
+    effective tensions ``arriving`` and ``leaving`` [N] lie so far on the same side of the
+    adhesion tension that the two arcs would overlap, the whole wrap slides and keeps no
+    memory of the strain it ran on with. Its tension then rises (or falls) exponentially from
+    both ends to the peak ``T_p = sqrt(T_in T_out) exp(+-mu theta / 2)`` where the arcs meet,
+    and its adhesion content becomes that of ``T_p`` (``centrifugal`` m'v^2 [N] added back).
+    Otherwise ``content`` is returned unchanged."""
+    a = max(ea * (bank / content - 1.0) - centrifugal, 1.0)
+    c = max(arriving, 1.0)
+    b = max(leaving, 1.0)
+    if (c - a) * (b - a) <= 0.0:  # the adhesion tension between the spans': the arcs do not meet
+        return content
+    spread = np.log(a * a / (c * b))  # ln(a / c) + ln(a / b): the two arcs' lengths, times mu
+    if abs(spread) <= mu * wrap:
+        return content
+    peak = np.sqrt(c * b) * np.exp(0.5 * mu * wrap if spread > 0.0 else -0.5 * mu * wrap)
+    return bank / (1.0 + (peak + centrifugal) / ea)
 
 
 def installed_tension(path, belt) -> float:
@@ -642,15 +702,22 @@ def belt_inertias(path, mass_per_length: float, tensioner: int, pivot) -> tuple[
 
 
 def steady_arcs(radii, mu, wraps, effective, ea, adhesion=None):
-    """(D_j, dD_j/dT_j) of every pulley's sliding arc in steady running (:func:`arc_release`):
-    pulley j's adhesion at ``adhesion[j]`` (default: the tension of the span arriving on it,
-    ``effective[j - 1]``), its leaving span's ``effective[j]`` (effective tensions T - m'v^2
-    [N], spans in travel order); ``radii``, ``mu`` and ``wraps`` per pulley. For the start and
-    the linear model."""
+    """(release_j, d release_j / dT_j) per span j in steady running: the belt the sliding arcs
+    at its two ends, pulley j's exit and pulley j + 1's entry (:func:`wrap_arcs`), release
+    into it. Pulley j's adhesion at ``adhesion[j]`` (default: the tension of the span arriving
+    on it, ``effective[j - 1]``: no entry arc); ``effective`` the spans' effective tensions
+    T - m'v^2 [N], in travel order; ``radii``, ``mu`` and ``wraps`` per pulley. For the start
+    and the linear model."""
     adhesion = np.roll(effective, 1) if adhesion is None else adhesion
-    arcs = np.array([arc_release(radii[j], mu[j], wraps[j], adhesion[j], effective[j], ea)
-                     for j in range(len(effective))])
-    return arcs[:, 0], arcs[:, 1]
+    release, slope = np.zeros(len(effective)), np.zeros(len(effective))
+    for j in range(len(effective)):
+        entry, entry_slope, exit_, exit_slope = wrap_arcs(radii[j], mu[j], wraps[j], adhesion[j], effective[j - 1],
+                                                          effective[j], ea)
+        release[j - 1] += entry
+        slope[j - 1] += entry_slope
+        release[j] += exit_
+        slope[j] += exit_slope
+    return release, slope
 
 
 @njit(cache=True, inline="always")
@@ -686,12 +753,16 @@ def wrap_creep_rate(law, mu, radius, bank, effective_tension, belt_speed, ea):
 
 
 @njit(cache=True, inline="always")
-def wrap_target(bank, strain_in, strain_out, transport, creep):
+def wrap_target(bank, strain_in, strain_out, speed, creep):
     """(content [m] a wrap's belt tends to, rate [1/s]): the transport's ``bank / (1 + eps_in)``
-    at its rate ``v / bank`` and the creep's ``bank / (1 + (eps_in + eps_out) / 2)`` (the mean
-    of the steady diffusion profile between the spans' strains) at :func:`wrap_creep_rate`,
-    each rate the slowest mode of its part of the wrap's advection-diffusion; together a
-    first-order lag at the sum of the rates."""
+    and the creep's ``bank / (1 + (eps_in + eps_out) / 2)`` (the mean of the steady diffusion
+    profile between the spans' strains), together a first-order lag at the sum of their
+    rates. The belt running through the wrap at ``speed`` [m/s] holds the mean of the strains
+    it brought over its transit time ``tau = bank / speed``, a moving average, ``(1 -
+    exp(-s tau)) / (s tau)``; its first-order Pade approximant ``1 / (1 + s tau / 2)`` is a lag
+    at the rate ``2 / tau``, which keeps the average's mean delay tau / 2. The creep relaxes
+    at ``creep`` [1/s] (:func:`wrap_creep_rate`, the slowest mode of its diffusion)."""
+    transport = 2.0 * speed / bank
     rate = transport + creep
     mixed = transport * bank / (1.0 + strain_in) + creep * bank / (1.0 + 0.5 * (strain_in + strain_out))
     return mixed / rate, rate
@@ -710,23 +781,21 @@ def steady_wraps(law, pulleys, banks, tensions, centrifugal, flow, ea, wraps):
         speed = abs(flow) * (1.0 + strain_in)
         creep = wrap_creep_rate(law, pulleys[j].effective_mu, pulleys[j].radius, banks[j],
                                 0.5 * (tensions[i] + tensions[j]) - centrifugal, speed, ea)
-        wraps[j] = wrap_target(banks[j], strain_in, tensions[j] / ea, speed / banks[j], creep)[0]
+        wraps[j] = wrap_target(banks[j], strain_in, tensions[j] / ea, speed, creep)[0]
 
 
 @njit(cache=True, inline="always")
 def predict_belt(p, lb, s, w, dt):
     """The belt's explicit part of a step: the wraps' contents (:func:`wrap_target`: the belt
     on a wrap is replaced at the entry strain as it runs through, over the wrap's transit time,
-    and creeps toward its spans' strains; a first-order lag, exact over the step) and the
+    and creeps toward its spans' strains; a first-order lag, exact over the step; a wrap whose
+    sliding arcs meet slides all over, :func:`slid_wrap`) and the
     drift their change gives the belt's mean speed over each wrap (``wrap_drift``), the old
-    flows' share of the spans' contents, and each span's end-of-step tension as a linear
-    function of the step's unknowns:
-    ``T_j = predicted_j + coupling_j (psi - psi_0) - compliance_j (q_j - q_(j+1))``, from the
-    Kelvin-Voigt law with the content ``S_j + theta dt (q_j - q_(j+1))`` and the spring length
-    ``G_j + lever_j (psi - psi_0)`` (the tensioner's two spans; the others do not move)."""
+    flows' share of the spans' contents, and what each span's ends release (the sliding arcs,
+    :func:`wrap_arcs`; the sink and the bending) and how fast that changes with the span's
+    tension (for :func:`span_laws`)."""
     n = p.pulleys.shape[0]
     ea = lb.axial_stiffness
-    ca = lb.axial_damping
     th = THETA
     law = p.friction[0]
     strain_out = w.spring_length[n - 1] / s.content[n - 1] - 1.0
@@ -739,33 +808,61 @@ def predict_belt(p, lb, s, w, dt):
         pulley = p.pulleys[j]
         creep = wrap_creep_rate(law, pulley.effective_mu, pulley.radius, bank,
                                 0.5 * (w.tension[i] + w.tension[j]) - w.centrifugal[i], speed, ea)
-        target, rate = wrap_target(bank, strain_in, strain_out, speed / bank, creep)
-        relax = 1.0 - np.exp(-rate * dt)
-        w.wrap_rate[j] = (target - s.wrap_content[j]) * relax / dt
+        target, rate = wrap_target(bank, strain_in, strain_out, speed, creep)
+        content = s.wrap_content[j] + (target - s.wrap_content[j]) * (1.0 - np.exp(-rate * dt))
+        content = slid_wrap(bank, content, w.tension[i] - w.centrifugal[i], w.tension[j] - w.centrifugal[i],
+                            pulley.effective_mu, w.wrap[j], w.centrifugal[i], ea)
+        w.wrap_rate[j] = (content - s.wrap_content[j]) / dt
         # the wrap's belt leaves at q - dW/dt: the friction sees the mean of the two speeds
         w.wrap_drift[j] = -0.5 * w.wrap_rate[j] * (1.0 + strain_in)
         s.wrap_content[j] += dt * w.wrap_rate[j]
     for j in range(n):
         nxt = j + 1 if j + 1 < n else 0
         s.content[j] += (1.0 - th) * dt * (s.flow[j] - s.flow[nxt]) - dt * w.wrap_rate[j]
+    # what each span releases at its ends: its wraps' sliding arcs, explicit, at the adhesion
+    # strains of the middle of the step (the wraps' contents before and after their update
+    # above: at the start or the end, a 1 ms step moved the test drive's arm on its resonance's
+    # flank by -11 or +7 %), and its sink and bending; their change with the span's own
+    # end-of-step tension is implicit (below, and finish_step)
     for j in range(n):
-        # the sliding arc's release at the wrap's new adhesion strain, explicit; its change
-        # with the span's own end-of-step tension is implicit (below, and finish_step)
         i = j - 1 if j > 0 else n - 1
-        adhesion = ea * (installed_wrap(p, w, j) / s.wrap_content[j] - 1.0) - w.centrifugal[i]
-        leaving = w.tension[j] - w.centrifugal[i]
-        release, slope = arc_release(p.pulleys[j].radius, p.pulleys[j].effective_mu, w.wrap[j], adhesion, leaving, ea)
-        # and what the span's ends release at its tension (sink, bending), implicit alike
-        release += w.end_compliance[j] * max(leaving, 0.0)
-        w.release_slope[j] = slope + w.end_compliance[j]
-        s.content[j] += release - s.release[j]
-        s.release[j] = release
+        s.content[j] -= s.release[j]
+        s.release[j] = w.end_compliance[j] * max(w.tension[j] - w.centrifugal[i], 0.0)
+        w.release_slope[j] = w.end_compliance[j]
+    for j in range(n):
+        i = j - 1 if j > 0 else n - 1
+        held = s.wrap_content[j] - 0.5 * dt * w.wrap_rate[j]
+        adhesion = ea * (installed_wrap(p, w, j) / held - 1.0) - w.centrifugal[i]
+        entry, entry_slope, exit_, exit_slope = wrap_arcs(
+            p.pulleys[j].radius, p.pulleys[j].effective_mu, w.wrap[j], adhesion, w.tension[i] - w.centrifugal[i],
+            w.tension[j] - w.centrifugal[i], ea)
+        s.release[i] += entry
+        w.release_slope[i] += entry_slope
+        s.release[j] += exit_
+        w.release_slope[j] += exit_slope
+    limit_per_length = ARC_COMPLIANCE_LIMIT / ea
+    for j in range(n):
+        i = j - 1 if j > 0 else n - 1
+        s.content[j] += s.release[j]
+        w.release_slope[j] = min(w.release_slope[j], w.end_compliance[j] + limit_per_length * w.spring_length[j])
         w.tension_start[j] = w.tension[j]
         w.creep_speed[j] = abs(s.flow[j]) * abs(w.tension[j] - w.tension[i]) / ea
         w.arc_curve[j] = (p.pulleys[j].effective_mu * p.pulleys[j].radius
                           * max(w.tension[i] - w.centrifugal[i], 0.0) / (2.0 * ea))
+
+
+@njit(cache=True, inline="always")
+def span_laws(lb, s, w, dt):
+    """Each span's end-of-step tension as a linear function of the step's unknowns,
+    ``T_j = predicted_j + coupling_j (psi - psi_0) - compliance_j (q_j - q_(j+1))``: the
+    Kelvin-Voigt law with the content ``S_j + theta dt (q_j - q_(j+1))`` and the spring length
+    ``G_j + lever_j (psi - psi_0)``, the belt its ends release changing with the span's own
+    tension at ``w.release_slope`` from the start of the step's ``w.tension``."""
+    ea = lb.axial_stiffness
+    ca = lb.axial_damping
+    th = THETA
     per_content = 1.0 / (th * dt)  # a content change D - D0 acts as a flow (D - D0) / (theta dt)
-    for j in range(n):
+    for j in range(s.content.shape[0]):
         g = w.spring_length[j]
         u = s.content[j]
         compliance = (ea * th * dt + ca) * g / (u * u)
@@ -1265,7 +1362,7 @@ def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
 
         (T_j - c) exp(-h_j / 2) - (T_(j-1) - c) exp(h_j / 2) = 0,   h_j = theta_j mu_s(v_j),
 
-    with the spans' tensions linear in the unknowns (:func:`predict_belt`), the gross slip
+    with the spans' tensions linear in the unknowns (:func:`span_laws`), the gross slip
     ``v_j = q_j (1 + eps_(j-1)) + drift_j - R_j w_j`` (the belt's mean speed over the wrap,
     :func:`predict_belt`) and the pulley's speed after the belt's force
     ``w_j = free_speed_j + theta dt R_j (T_j - T_(j-1)) / I_j`` (the crank's is the input),
@@ -1279,50 +1376,63 @@ def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
     accurate and stable at any length (a sweep pulley by pulley with the arm explicit
     lags each part behind its neighbours by a step: 28 % error in the arm's amplitude at
     1 ms). Returns the Newton iterations taken; if they do not converge, the same equations
-    are solved by :func:`relax_step` and MAX_ITERATIONS plus its sweeps returned; 0 if
-    neither converged."""
+    are solved by :func:`relax_step` and MAX_ITERATIONS plus its sweeps returned. If neither
+    converges (a belt gone nearly slack, its sliding arcs far from their adhesion tensions),
+    both try again with the arcs' compliance halved, up to :data:`ARC_RETRIES` times; 0 if
+    no attempt converged."""
     n = p.pulleys.shape[0]
     t = p.roles[0].tensioner
     m = n + 1 if t >= 0 else n
     b = w.newton
     d = w.correction
-    psi = psi0 + dt * rate0 if t >= 0 else psi0
     for j in range(n):
         w.flow_start[j] = s.flow[j]
-    keep_slips(p, s, w, dt, psi - psi0)
-    merit = assemble(p, s, w, dt, psi0, rate0, moment0, psi)
-    for iteration in range(1, MAX_ITERATIONS + 1):
-        if not solve_step_matrix(w.jacobian, w.newton, w.sweep_upper, w.sweep_pivot, w.corner_solution,
-                                 w.border_solution, n, t >= 0):
-            break
-        small = True
-        for k in range(m):
-            d[k] = b[k]
-            small &= abs(b[k]) <= (FLOW_TOLERANCE if k < n else ANGLE_TOLERANCE)
-        fraction = trust_region(p, s, w, dt, d)
-        for k in range(m):
-            d[k] *= fraction
-        for j in range(n):
-            s.flow[j] += d[j]
-        if t >= 0:
-            psi += d[n]
-        if small and fraction == 1.0:  # the last correction is within tolerance: stop
-            finish_step(p, s, w, dt, psi0, rate0, psi)
-            return iteration
-        trial = assemble(p, s, w, dt, psi0, rate0, moment0, psi)
-        length = 1.0  # of the line search, along the shortened correction
-        for _ in range(30):
-            if trial <= (1.0 - 1e-4 * length) * merit or not np.isfinite(merit):
-                break
-            length *= 0.5
+    for attempt in range(ARC_RETRIES + 1):
+        if attempt > 0:
+            # the sliding arcs' release is concave in the span's tension: over a large change
+            # the tangent at the step's start overstates it; try again with half of it
             for j in range(n):
-                s.flow[j] -= length * d[j]
+                s.flow[j] = w.flow_start[j]
+                w.tension[j] = w.tension_start[j]
+                w.release_slope[j] = w.end_compliance[j] + 0.5 * (w.release_slope[j] - w.end_compliance[j])
+        span_laws(lb, s, w, dt)
+        psi = psi0 + dt * rate0 if t >= 0 else psi0
+        keep_slips(p, s, w, dt, psi - psi0)
+        merit = assemble(p, s, w, dt, psi0, rate0, moment0, psi)
+        for iteration in range(1, MAX_ITERATIONS + 1):
+            if not solve_step_matrix(w.jacobian, w.newton, w.sweep_upper, w.sweep_pivot, w.corner_solution,
+                                     w.border_solution, n, t >= 0):
+                break
+            small = True
+            for k in range(m):
+                d[k] = b[k]
+                small &= abs(b[k]) <= (FLOW_TOLERANCE if k < n else ANGLE_TOLERANCE)
+            fraction = trust_region(p, s, w, dt, d)
+            for k in range(m):
+                d[k] *= fraction
+            for j in range(n):
+                s.flow[j] += d[j]
             if t >= 0:
-                psi -= length * d[n]
+                psi += d[n]
+            if small and fraction == 1.0:  # the last correction is within tolerance: stop
+                finish_step(p, s, w, dt, psi0, rate0, psi)
+                return iteration
             trial = assemble(p, s, w, dt, psi0, rate0, moment0, psi)
-        merit = trial
-    sweeps = relax_step(p, s, w, dt, psi0, rate0, moment0)
-    return MAX_ITERATIONS + sweeps if sweeps > 0 else 0
+            length = 1.0  # of the line search, along the shortened correction
+            for _ in range(30):
+                if trial <= (1.0 - 1e-4 * length) * merit or not np.isfinite(merit):
+                    break
+                length *= 0.5
+                for j in range(n):
+                    s.flow[j] -= length * d[j]
+                if t >= 0:
+                    psi -= length * d[n]
+                trial = assemble(p, s, w, dt, psi0, rate0, moment0, psi)
+            merit = trial
+        sweeps = relax_step(p, s, w, dt, psi0, rate0, moment0)
+        if sweeps > 0:
+            return MAX_ITERATIONS + sweeps
+    return 0
 
 
 @njit(cache=True, _nrt=False)

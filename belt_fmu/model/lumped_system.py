@@ -152,9 +152,10 @@ class LumpedDrive:
         """(W_j [m], D_j [m]) in steady running at span tensions ``tensions`` and the
         unstretched flow ``flow`` [m/s], at the wrap angles of the geometry last placed and
         the installed wrap lengths ``banks`` (:meth:`_installed_wraps`): each wrap's content
-        (:func:`belt_fmu.model.lumped.steady_wraps`), and the belt its sliding arc releases
-        into its leaving span (:func:`belt_fmu.model.lumped.arc_release`) from the adhesion
-        tension of that content's strain, as a step computes them."""
+        (:func:`belt_fmu.model.lumped.steady_wraps`), and the belt each span's ends release
+        into it: the sliding arcs at its two ends (:func:`belt_fmu.model.lumped.wrap_arcs`)
+        from the adhesion tension of their wraps' content, its sink and its bending, as a step
+        computes them."""
         ea = self.belt[0]["axial_stiffness"]
         pulleys = self.parameters.pulleys
         wraps = np.empty(len(banks))
