@@ -248,6 +248,8 @@ LUMPED_WORK_LAYOUT = (
     ("string_gain", "p", "scratch: ... its change per unit change of the arm's rate [m/rad]"),
     ("string_force", "p", "the string mode's pull across span j on its two pulleys, (T - m'v^2) pi q / L [N]"),
     ("wrap_drift", "p", "the belt's mean speed over wrap j less its entry speed, -(1 + eps) (dW_j/dt) / 2 [m/s]"),
+    ("bank", "p", "length of pulley j's installed wrap arc, its cord line from the installed arrival to the installed "
+                  "departure point [m]"),
 )
 
 LumpedState = namedtuple("LumpedState", [name for name, _, _ in LUMPED_STATE_LAYOUT])
@@ -313,7 +315,8 @@ def unpack(y, work, so, wo, p):
                    _pairs(work, wo, 32, p), _view(work, wo, 33), _view(work, wo, 34), _view(work, wo, 35),
                    _view(work, wo, 36), _view(work, wo, 37), _view(work, wo, 38), _view(work, wo, 39),
                    _view(work, wo, 40), _view(work, wo, 41), _view(work, wo, 42), _view(work, wo, 43),
-                   _view(work, wo, 44), _view(work, wo, 45), _view(work, wo, 46), _view(work, wo, 47))
+                   _view(work, wo, 44), _view(work, wo, 45), _view(work, wo, 46), _view(work, wo, 47),
+                   _view(work, wo, 48))
     return s, w
 
 
@@ -400,7 +403,7 @@ def update_springs(p, w):
 
 @njit(cache=True, inline="always")
 def installed_wrap(p, w, j):
-    """Length [m] of pulley j's installed wrap arc (cord line)."""
+    """Length [m] of pulley j's installed wrap arc (cord line), from the reference angles."""
     wrap = p.pulleys[j].sense * (w.reference[j] - w.reference_arrive[j])
     return p.pulleys[j].radius * (wrap - TWO_PI * np.floor(wrap / TWO_PI))
 
@@ -748,8 +751,8 @@ def wrap_creep_rate(law, mu, radius, bank, effective_tension, belt_speed, ea):
     diffusion by its creep): this is the slowest diffusion mode's rate over the wrap, its
     ends held at the spans' strains. A velocity law with a gentle slope (the creep polynomial)
     lets a short wrap stretch within a few milliseconds; a stiff one (tanh at 1 mm/s) holds it."""
-    c = max(effective_tension, 1.0) / radius * creep_damping(law, mu, belt_speed)
-    return math.pi ** 2 * ea / (c * bank * bank)
+    # pi^2 EA / (c l^2), c = max(T', 1) / R * slope, with one division
+    return math.pi ** 2 * ea * radius / (max(effective_tension, 1.0) * creep_damping(law, mu, belt_speed) * bank * bank)
 
 
 @njit(cache=True, inline="always")
@@ -764,8 +767,10 @@ def wrap_target(bank, strain_in, strain_out, speed, creep):
     at ``creep`` [1/s] (:func:`wrap_creep_rate`, the slowest mode of its diffusion)."""
     transport = 2.0 * speed / bank
     rate = transport + creep
-    mixed = transport * bank / (1.0 + strain_in) + creep * bank / (1.0 + 0.5 * (strain_in + strain_out))
-    return mixed / rate, rate
+    stretch_in = 1.0 + strain_in
+    stretch_mean = 1.0 + 0.5 * (strain_in + strain_out)
+    # bank (transport / stretch_in + creep / stretch_mean) / rate, with one division
+    return bank * (transport * stretch_mean + creep * stretch_in) / (rate * stretch_in * stretch_mean), rate
 
 
 @njit(cache=True, _nrt=False)
@@ -803,7 +808,7 @@ def predict_belt(p, lb, s, w, dt):
         i = j - 1 if j > 0 else n - 1
         strain_in = strain_out  # span j - 1's, from the last pulley's turn
         strain_out = w.spring_length[j] / s.content[j] - 1.0
-        bank = installed_wrap(p, w, j)
+        bank = w.bank[j]
         speed = abs(s.flow[j]) * (1.0 + strain_in)
         pulley = p.pulleys[j]
         creep = wrap_creep_rate(law, pulley.effective_mu, pulley.radius, bank,
@@ -832,7 +837,7 @@ def predict_belt(p, lb, s, w, dt):
     for j in range(n):
         i = j - 1 if j > 0 else n - 1
         held = s.wrap_content[j] - 0.5 * dt * w.wrap_rate[j]
-        adhesion = ea * (installed_wrap(p, w, j) / held - 1.0) - w.centrifugal[i]
+        adhesion = ea * (w.bank[j] / held - 1.0) - w.centrifugal[i]
         entry, entry_slope, exit_, exit_slope = wrap_arcs(
             p.pulleys[j].radius, p.pulleys[j].effective_mu, w.wrap[j], adhesion, w.tension[i] - w.centrifugal[i],
             w.tension[j] - w.centrifugal[i], ea)
@@ -840,15 +845,16 @@ def predict_belt(p, lb, s, w, dt):
         w.release_slope[i] += entry_slope
         s.release[j] += exit_
         w.release_slope[j] += exit_slope
-    limit_per_length = ARC_COMPLIANCE_LIMIT / ea
+    compliance = 1.0 / ea
+    limit_per_length = ARC_COMPLIANCE_LIMIT * compliance
     for j in range(n):
         i = j - 1 if j > 0 else n - 1
         s.content[j] += s.release[j]
         w.release_slope[j] = min(w.release_slope[j], w.end_compliance[j] + limit_per_length * w.spring_length[j])
         w.tension_start[j] = w.tension[j]
-        w.creep_speed[j] = abs(s.flow[j]) * abs(w.tension[j] - w.tension[i]) / ea
+        w.creep_speed[j] = abs(s.flow[j]) * abs(w.tension[j] - w.tension[i]) * compliance
         w.arc_curve[j] = (p.pulleys[j].effective_mu * p.pulleys[j].radius
-                          * max(w.tension[i] - w.centrifugal[i], 0.0) / (2.0 * ea))
+                          * max(w.tension[i] - w.centrifugal[i], 0.0) * (0.5 * compliance))
 
 
 @njit(cache=True, inline="always")
@@ -862,16 +868,17 @@ def span_laws(lb, s, w, dt):
     ca = lb.axial_damping
     th = THETA
     per_content = 1.0 / (th * dt)  # a content change D - D0 acts as a flow (D - D0) / (theta dt)
+    rate_stiffness = ea + ca / dt
     for j in range(s.content.shape[0]):
         g = w.spring_length[j]
-        u = s.content[j]
-        compliance = (ea * th * dt + ca) * g / (u * u)
+        per_u = 1.0 / s.content[j]
+        compliance = (ea * th * dt + ca) * g * per_u * per_u
         # T = P - k (T - T0) - compliance (q_j - q_(j+1)) + coupling dpsi, k from D(T) - D(T0)
         k = compliance * per_content * w.release_slope[j]
         f = 1.0 / (1.0 + k)
-        w.predicted[j] = (ea * (g / u - 1.0) + k * w.tension[j]) * f
+        w.predicted[j] = (ea * (g * per_u - 1.0) + k * w.tension[j]) * f
         w.compliance[j] = compliance * f
-        w.coupling[j] = (ea + ca / dt) * w.lever[j] / u * f
+        w.coupling[j] = rate_stiffness * w.lever[j] * per_u * f
 
 
 @njit(cache=True, inline="always")
@@ -1163,11 +1170,12 @@ def assemble(p, s, w, dt, psi0, rate0, moment0, psi):
         mu, dmu = slip_coefficient(law, pulley.effective_mu, slip, speed, w.creep_speed[j], pulley.radius, w.wrap[j],
                                    w.arc_curve[j])
         e = np.exp(0.5 * w.wrap[j] * mu)
+        per_e = 1.0 / e
         w.slip_slope[j] = w.wrap[j] * dmu
-        b[j] = t_in * e - t_out / e
+        b[j] = t_in * e - t_out * per_e
         merit += b[j] * b[j]
-        d = 0.5 * w.wrap[j] * dmu * (t_out / e + t_in * e)  # -d residual / d slip
-        d_out = 1.0 / e + d * gain  # d residual / d T_j
+        d = 0.5 * w.wrap[j] * dmu * (t_out * per_e + t_in * e)  # -d residual / d slip
+        d_out = per_e + d * gain  # d residual / d T_j
         d_in = -(e + d * gain)  # d residual / d T_(j-1)
         a[j, j] += -d * stretch - d_out * w.compliance[j] + d_in * w.compliance[i]
         a[j, nxt] += d_out * w.compliance[j]
@@ -1612,6 +1620,7 @@ def place_geometry(p, s, w, arm_angle, installed):
         for j in range(w.reference.shape[0]):
             w.reference[j] = w.depart[j]
             w.reference_arrive[j] = w.arrive[j]
+            w.bank[j] = installed_wrap(p, w, j)
         update_springs(p, w)
     arm_levers(p, s, w)
 

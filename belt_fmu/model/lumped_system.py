@@ -142,10 +142,8 @@ class LumpedDrive:
         return self.arrays["spring_length"].copy()
 
     def _installed_wraps(self) -> np.ndarray:
-        """Cord length [m] of each pulley's installed wrap arc."""
-        a = self.arrays
-        wrap = self.geometry.senses * (a["reference"] - a["reference_arrive"])
-        return self.geometry.radii * np.mod(wrap, 2.0 * np.pi)
+        """Cord length [m] of each pulley's installed wrap arc (placed with the reference)."""
+        return self.arrays["bank"].copy()
 
     def _steady_wraps(self, tensions: np.ndarray, centrifugal: float, flow: float,
                       banks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
