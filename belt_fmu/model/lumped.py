@@ -613,6 +613,13 @@ def arc_release(scale, shared, spread, adhesion, span, log):
 
 
 @njit(cache=True, inline="always")
+def adhesion_tension(bank, content, centrifugal, ea):
+    """[N] The effective tension T - m'v^2 at which a wrap of installed length ``bank`` [m]
+    holds the unstretched belt ``content`` [m]: ``EA (bank / content - 1) - centrifugal``."""
+    return ea * (bank / content - 1.0) - centrifugal
+
+
+@njit(cache=True, inline="always")
 def slid_wrap(bank, content, arriving, leaving, mu, wrap, centrifugal, ea):
     """[m] The belt content of a wrap of installed length ``bank`` [m] whose adhesion content
     is ``content`` [m], after its sliding arcs (:func:`wrap_arcs`) have met: where both spans'
@@ -622,7 +629,7 @@ def slid_wrap(bank, content, arriving, leaving, mu, wrap, centrifugal, ea):
     both ends to the peak ``T_p = sqrt(T_in T_out) exp(+-mu theta / 2)`` where the arcs meet,
     and its adhesion content becomes that of ``T_p`` (``centrifugal`` m'v^2 [N] added back).
     Otherwise ``content`` is returned unchanged."""
-    a = max(ea * (bank / content - 1.0) - centrifugal, 1.0)
+    a = max(adhesion_tension(bank, content, centrifugal, ea), 1.0)
     c = max(arriving, 1.0)
     b = max(leaving, 1.0)
     if (c - a) * (b - a) <= 0.0:  # the adhesion tension between the spans': the arcs do not meet
@@ -837,7 +844,7 @@ def predict_belt(p, lb, s, w, dt):
     for j in range(n):
         i = j - 1 if j > 0 else n - 1
         held = s.wrap_content[j] - 0.5 * dt * w.wrap_rate[j]
-        adhesion = ea * (w.bank[j] / held - 1.0) - w.centrifugal[i]
+        adhesion = adhesion_tension(w.bank[j], held, w.centrifugal[i], ea)
         entry, entry_slope, exit_, exit_slope = wrap_arcs(
             p.pulleys[j].radius, p.pulleys[j].effective_mu, w.wrap[j], adhesion, w.tension[i] - w.centrifugal[i],
             w.tension[j] - w.centrifugal[i], ea)
@@ -845,16 +852,16 @@ def predict_belt(p, lb, s, w, dt):
         w.release_slope[i] += entry_slope
         s.release[j] += exit_
         w.release_slope[j] += exit_slope
-    compliance = 1.0 / ea
-    limit_per_length = ARC_COMPLIANCE_LIMIT * compliance
+    per_ea = 1.0 / ea
+    limit_per_length = ARC_COMPLIANCE_LIMIT * per_ea
     for j in range(n):
         i = j - 1 if j > 0 else n - 1
         s.content[j] += s.release[j]
         w.release_slope[j] = min(w.release_slope[j], w.end_compliance[j] + limit_per_length * w.spring_length[j])
         w.tension_start[j] = w.tension[j]
-        w.creep_speed[j] = abs(s.flow[j]) * abs(w.tension[j] - w.tension[i]) * compliance
+        w.creep_speed[j] = abs(s.flow[j]) * abs(w.tension[j] - w.tension[i]) * per_ea
         w.arc_curve[j] = (p.pulleys[j].effective_mu * p.pulleys[j].radius
-                          * max(w.tension[i] - w.centrifugal[i], 0.0) * (0.5 * compliance))
+                          * max(w.tension[i] - w.centrifugal[i], 0.0) * (0.5 * per_ea))
 
 
 @njit(cache=True, inline="always")
