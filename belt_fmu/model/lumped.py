@@ -154,7 +154,9 @@ ARC_RETRIES = 2
 #: the span's tension falls far below its wrap's adhesion tension: after a crank speed drop
 #: from 700 to 0 rpm under a loaded pump the test drive's spans went nearly slack, and
 #: linearized at the step's start that compliance left the step's equations without a
-#: solution. The swings of the arm resonance stay below it
+#: solution. It binds where ``|1 - T_a / T_span| > 2 mu L / R`` (an arc's ``R |1 - T_a / T_span|
+#: / (EA mu)`` against ``L / EA``): a span's tension a small fraction of its wrap's adhesion
+#: tension, or a pulley near its capstan limit; the swings of the arm resonance stay below it
 ARC_COMPLIANCE_LIMIT = 2.0
 OK = 0
 NOT_FINITE = 1
