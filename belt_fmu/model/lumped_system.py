@@ -141,21 +141,17 @@ class LumpedDrive:
         self._place(arm_angle)
         return self.arrays["spring_length"].copy()
 
-    def _installed_wraps(self) -> np.ndarray:
-        """Cord length [m] of each pulley's installed wrap arc (placed with the reference)."""
-        return self.arrays["bank"].copy()
-
-    def _steady_wraps(self, tensions: np.ndarray, centrifugal: float, flow: float,
-                      banks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _steady_wraps(self, tensions: np.ndarray, centrifugal: float, flow: float) -> tuple[np.ndarray, np.ndarray]:
         """(W_j [m], D_j [m]) in steady running at span tensions ``tensions`` and the
         unstretched flow ``flow`` [m/s], at the wrap angles of the geometry last placed and
-        the installed wrap lengths ``banks`` (:meth:`_installed_wraps`): each wrap's content
+        the installed wrap lengths (``bank``, placed with the reference): each wrap's content
         (:func:`belt_fmu.model.lumped.steady_wraps`), and the belt each span's ends release
         into it: the sliding arcs at its two ends (:func:`belt_fmu.model.lumped.wrap_arcs`)
         from the adhesion tension of their wraps' content, its sink and its bending, as a step
         computes them."""
         ea = self.belt[0]["axial_stiffness"]
         pulleys = self.parameters.pulleys
+        banks = self.arrays["bank"]
         wraps = np.empty(len(banks))
         lumped.steady_wraps(self.parameters.friction[0], pulleys, banks, tensions, centrifugal, flow, ea, wraps)
         adhesion = ea * (banks / wraps - 1.0) - centrifugal
@@ -187,13 +183,10 @@ class LumpedDrive:
         loads = steady_load_torques(self.parameters, belt_speed / radii, water_pump_torque)
         offsets = span_tension_offsets(path, geom.crank, loads)
 
-        banks = self._installed_wraps()
-
         def content(arm_angle, tensions):
             strain = tensions / ea
             springs = self._springs(arm_angle)
-            wraps, releases = self._steady_wraps(tensions, centrifugal, belt_speed / (1.0 + strain[geom.crank - 1]),
-                                                 banks)
+            wraps, releases = self._steady_wraps(tensions, centrifugal, belt_speed / (1.0 + strain[geom.crank - 1]))
             return float(np.sum(springs / (1.0 + strain) + wraps - releases)) - total
 
         if geom.tensioner < 0:
@@ -245,7 +238,7 @@ class LumpedDrive:
         crank = geom.crank
         flow = abs(crank_speed) * geom.radii[crank] / (1.0 + strain[crank - 1])
         v["content"][:] = springs / (1.0 + strain)
-        v["wrap_content"][:], v["release"][:] = self._steady_wraps(tension, mass, flow, self._installed_wraps())
+        v["wrap_content"][:], v["release"][:] = self._steady_wraps(tension, mass, flow)
         a["tension"][:] = tension
         a["belt_force"][:] = tension - np.roll(tension, 1)  # each pulley's share of the load: steady running
         v["flow"][:] = flow
