@@ -489,9 +489,9 @@ def test_tensioner_amplitude_under_a_firing_order_irregularity(rpm):
     the lightly damped arm resonance (about 1170-1200 rpm, 40 Hz, in both models): the
     tensioner amplitude over the last 0.1 s agrees with the discretized model's within 15 %
     (measured: +8.6 % at 500 rpm, +6.5 % at 1100 and 1200 rpm, +5.1 % at 2500 rpm;
-    docs/lumped-model.md has the whole curve). On the flank at 1100
-    rpm it needs the sliding arcs at the wraps' entries (:func:`belt_fmu.model.lumped.
-    wrap_arcs`): without them the lumped arm moved 39 % less."""
+    docs/lumped-model.md has the whole curve). On the flank at 1100 rpm it needs the sliding
+    arcs at the wraps' entries (:func:`belt_fmu.model.lumped.wrap_arcs`): without them the
+    lumped arm moved 39 % less."""
     mean = rpm * RPM
     amplitude = 20.0 * RPM
     runs, time = run_both(lambda t: mean + amplitude * math.sin(2.0 * mean * t), lambda t: 2.0, 0.3)
@@ -583,6 +583,16 @@ def test_engine_start_from_rest(model):
     assert np.ptp(results["tensioner_angle"]) > 1e-4
 
 
+def crank_jump(model: str, start_rpm: float, end_rpm: float, pump_torque: float):
+    """The test drive run by ``model``, settled at ``start_rpm`` under the water-pump torque
+    ``pump_torque`` [N m], then 0.15 s in 1 ms steps with the crank at ``end_rpm`` at once."""
+    drive = make_drive(tensioner_drive(model))
+    drive.reset(start_rpm * RPM, pump_torque)
+    for _ in range(150):
+        drive.advance(1e-3, end_rpm * RPM, pump_torque)
+    return drive
+
+
 def test_a_crank_speed_step_under_a_loaded_pump():
     """The crank's speed steps from 3000 to 2000 rpm at once, the water pump at 20 N m (its
     capstan limit on this drive): the alternator and the pump overrun the belt and slide. The
@@ -593,12 +603,8 @@ def test_a_crank_speed_step_under_a_loaded_pump():
     both models slide the pulleys down along the same kinetic friction)."""
     speeds = {}
     for model in ("lumped", "discretized"):
-        drive = make_drive(tensioner_drive(model))
-        drive.reset(3000 * RPM, 20.0)
-        for _ in range(150):
-            drive.advance(1e-3, 2000 * RPM, 20.0)
-        speeds[model] = {name: drive.outputs()[f"speed_{name}"] for name in ("alternator", "water_pump")}
-    print(speeds)
+        outputs = crank_jump(model, 3000.0, 2000.0, 20.0).outputs()
+        speeds[model] = {name: outputs[f"speed_{name}"] for name in ("alternator", "water_pump")}
     assert speeds["lumped"]["alternator"] == pytest.approx(speeds["discretized"]["alternator"], rel=0.03)
     assert speeds["lumped"]["water_pump"] == pytest.approx(speeds["discretized"]["water_pump"], rel=0.03)
 
@@ -612,10 +618,7 @@ def test_a_crank_stop_under_a_loaded_pump_runs_through_near_slack():
     each turns at under 1 rad/s (measured 0.03 rad/s at most). The discretized model reports
     the alternator running away at the first step here, so the check is the lumped model's
     own."""
-    drive = make_drive(tensioner_drive("lumped"))
-    drive.reset(700 * RPM, 20.0)
-    for _ in range(150):
-        drive.advance(1e-3, 0.0, 20.0)
+    drive = crank_jump("lumped", 700.0, 0.0, 20.0)
     speeds = [drive.outputs()[f"speed_{name}"] for name in drive.pulley_names]
     assert max(abs(v) for v in speeds) < 1.0, speeds
 
