@@ -154,7 +154,7 @@ class LumpedDrive:
         banks = self.arrays["bank"]
         wraps = np.empty(len(banks))
         lumped.steady_wraps(self.parameters.friction[0], pulleys, banks, tensions, centrifugal, flow, ea, wraps)
-        adhesion = ea * (banks / wraps - 1.0) - centrifugal
+        adhesion = lumped.adhesion_tension.py_func(banks, wraps, centrifugal, ea)  # on arrays, uncompiled
         releases = lumped.steady_arcs(pulleys["radius"], pulleys["effective_mu"], self.arrays["wrap"],
                                       tensions - centrifugal, ea, adhesion)[0]
         return wraps, releases + self.arrays["end_compliance"] * np.maximum(tensions - centrifugal, 0.0)
