@@ -11,7 +11,7 @@ and each sampled address is looked up in the compiled object with ``addr2line``.
 share of the kernel's samples per function (a function inlined into another counts as its
 own), the hottest lines, and the C math library's functions, which the kernel calls. The
 ``?`` rows are code without a line (prologues, spills). Needs ``perf`` (sampling at 20 kHz,
-CPU clock: it runs on virtual machines without hardware counters) and ``addr2line``; takes
+CPU clock: it runs on virtual machines without hardware counters), ``addr2line`` and ``nm``; takes
 about three minutes on a 2-core machine, most of it the compile with line tables.
 """
 from __future__ import annotations
@@ -56,8 +56,8 @@ def run_kernel(args, out: Path) -> None:
     drive.advance(0.01, speed, args.water_pump_torque)  # compiled now
     compiled = lumped.run.overloads[lumped.run.signatures[0]]
     entry = compiled.library.get_pointer_to_function(compiled.fndesc.llvm_func_name)
-    (out / "kernel.o").write_bytes(compiled.library._get_compiled_object())
-    (out / "entry").write_text(hex(entry))
+    (out / "kernel.o").write_bytes(compiled.library._get_compiled_object())  # numba's (0.68) object code
+    (out / "entry").write_text(f"{compiled.fndesc.llvm_func_name} {entry:#x}")
     perf = subprocess.Popen(["perf", "record", "-F", "20000", "-q", "-p", str(os.getpid()), "-o",
                              str(out / "perf.data")])
     time.sleep(1.0)  # perf attaches
@@ -81,7 +81,11 @@ def function_ranges() -> dict:
 
 def attribute(out: Path, data: Path, top: int) -> None:
     """Print the samples of ``data`` by function and line of the kernel in ``out``."""
-    entry = int((out / "entry").read_text(), 16)
+    name, entry = (out / "entry").read_text().split()
+    symbols = subprocess.run(["nm", "--defined-only", str(out / "kernel.o")], capture_output=True, text=True,
+                             check=True).stdout
+    # a sample's offset in the object's code section: its distance from run's entry, plus run's offset there
+    base = int(entry, 16) - next(int(line.split()[0], 16) for line in symbols.splitlines() if line.endswith(" " + name))
     size = (out / "kernel.o").stat().st_size
     script = subprocess.run(["perf", "script", "-i", str(data), "-F", "ip,sym,dso"], capture_output=True,
                             text=True, check=True).stdout
@@ -94,8 +98,8 @@ def attribute(out: Path, data: Path, top: int) -> None:
         address = int(fields[0], 16)
         if "libm" in line:
             libm[fields[1]] += 1
-        elif 0 <= address - entry < size:
-            kernel[address - entry] += 1
+        elif 0 <= address - base < size:
+            kernel[address - base] += 1
     total = sum(kernel.values()) + sum(libm.values())
     if total == 0:
         sys.exit("profile_lumped: no samples in the kernel (perf could not sample this process?)")
@@ -135,7 +139,7 @@ def main(argv=None) -> None:
     if args.kernel_out:
         run_kernel(args, Path(args.kernel_out))
         return
-    missing = [tool for tool in ("perf", "addr2line") if shutil.which(tool) is None]
+    missing = [tool for tool in ("perf", "addr2line", "nm") if shutil.which(tool) is None]
     if missing:
         sys.exit(f"profile_lumped: needs {' and '.join(missing)} on PATH")
     with tempfile.TemporaryDirectory(prefix="belt_fmu_profile_") as tmp:
