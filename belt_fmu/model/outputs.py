@@ -129,8 +129,9 @@ def mean_outputs(integral, end_weight, sample, duration, out, p):
     sample) / duration`` (the integral completed by its last quadrature term, the outputs
     ``sample`` at the interval's end weighing ``end_weight`` [s]), the others as sampled.
     ``out`` may be ``sample``."""
+    per_duration = 1.0 / duration
     for i in range(out.shape[0]):
-        out[i] = (integral[i] + end_weight * sample[i]) / duration if is_averaged(i, p) else sample[i]
+        out[i] = (integral[i] + end_weight * sample[i]) * per_duration if is_averaged(i, p) else sample[i]
 
 
 def spans(pulley_names) -> list[tuple[str, str]]:
