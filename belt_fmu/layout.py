@@ -849,11 +849,18 @@ def _check_crank_input(report: _Report, drive: dict[str, Any], pulleys: list[dic
 def lumped_model_limits(drive: dict[str, Any], pulleys: list[dict[str, Any]]) -> list[tuple[str, Any, str]]:
     """What a layout run by the lumped model (``drive.model = "lumped"``) asks that only the
     discretized model models: (key path, value, what is allowed) for a torque-driven crank,
-    accessory ports and gravity on the belt."""
+    accessory ports, gravity on the belt and more than :data:`belt_fmu.model.lumped.MAX_PULLEYS`
+    pulleys."""
     if drive.get("model") != "lumped":
         return []
+    from .model.lumped import MAX_PULLEYS
+
     limits = []
     use = 'with drive.model = "lumped"; the discretized model (model = "discretized") has it'
+    if len(pulleys) > MAX_PULLEYS:
+        limits.append(("pulleys", len(pulleys),
+                       f"must be at most {MAX_PULLEYS} with drive.model = \"lumped\"; the discretized model "
+                       "(model = \"discretized\") takes more"))
     if drive.get("crank_input") == "torque":
         limits.append(("drive.crank_input", "torque", f'must be "speed" {use}'))
     for i, p in enumerate(pulleys):

@@ -121,24 +121,43 @@ def run_both(crank, torque, t_end, interval=1e-4):
 
 
 # ------------------------------------------------------------------------------------ structure
-def test_state_and_work_views_tile_their_buffers():
-    """The views generated from the tables (:func:`lumped.offsets`) have the tables' sizes and
-    cover each buffer exactly once, in table order."""
+def _table_shape(extent, p):
+    """The shape of a table entry for p pulleys ("outputs": the length of the output vector)."""
+    sizes = {"p": p, "p+1": p + 1, "outputs": len(output_specs([f"pulley{j}" for j in range(p)], "pulley0"))}
+    return tuple(sizes.get(e, e) for e in (extent if isinstance(extent, tuple) else (extent,)))
+
+
+def test_state_views_tile_the_state_and_the_work_record_holds_every_entry():
+    """The state's views generated from its table (:func:`lumped.offsets`) have the table's
+    sizes and cover the state vector exactly once, in table order; the work record has a
+    field for each entry of its table, of the entry's shape for MAX_PULLEYS pulleys, and a
+    drive's views of it are those fields cut to its pulleys."""
     p = 5
     n_state, n_work = lumped.buffer_sizes(p)
     y = np.arange(n_state, dtype=float)
-    work = np.arange(n_work, dtype=float)
-    s, w = lumped.views(y, work, lumped.offsets(lumped.LUMPED_STATE_LAYOUT, p),
-                        lumped.offsets(lumped.LUMPED_WORK_LAYOUT, p), p)
-    for views, table, buffer in ((s, lumped.LUMPED_STATE_LAYOUT, y), (w, lumped.LUMPED_WORK_LAYOUT, work)):
-        assert list(views._fields) == [name for name, _, _ in table]
-        flat = np.concatenate([np.ravel(v) for v in views])
-        assert np.array_equal(flat, buffer)
-        for view, (_, extent, _) in zip(views, table):
-            # "outputs": the length of the output vector of a drive of p pulleys
-            sizes = {"p": p, "p+1": p + 1, "outputs": len(output_specs([f"pulley{j}" for j in range(p)], "pulley0"))}
-            shape = tuple(sizes.get(e, e) for e in (extent if isinstance(extent, tuple) else (extent,)))
-            assert view.shape == (shape if len(shape) > 1 else shape)
+    s = lumped.state_views(y, lumped.offsets(lumped.LUMPED_STATE_LAYOUT, p))
+    assert list(s._fields) == [name for name, _, _ in lumped.LUMPED_STATE_LAYOUT]
+    assert np.array_equal(np.concatenate(s), y)
+    for view, (_, extent, _) in zip(s, lumped.LUMPED_STATE_LAYOUT):
+        assert view.shape == _table_shape(extent, p)
+    record = np.arange(n_work, dtype=float).view(lumped.LUMPED_WORK)
+    assert record.dtype.names == tuple(name for name, _, _ in lumped.LUMPED_WORK_LAYOUT)
+    views = lumped.work_views(record, p)
+    for name, extent, _ in lumped.LUMPED_WORK_LAYOUT:
+        assert record.dtype[name].shape == _table_shape(extent, lumped.MAX_PULLEYS)
+        assert views[name].shape == _table_shape(extent, p) and np.shares_memory(views[name], record)
+
+
+def test_more_pulleys_than_the_work_record_holds_are_refused(monkeypatch):
+    """A layout of more pulleys than :data:`lumped.MAX_PULLEYS` is refused for the lumped
+    model with the field, the value and what is allowed (here with the limit set below the
+    test drive's pulley count)."""
+    layout = tensioner_drive("lumped")
+    monkeypatch.setattr(lumped, "MAX_PULLEYS", len(layout.pulleys) - 1)
+    with pytest.raises(LayoutError) as err:
+        LumpedDrive(layout)
+    assert (f"pulleys: {len(layout.pulleys)} must be at most {len(layout.pulleys) - 1} with drive.model = "
+            '"lumped"') in str(err.value)
 
 
 def test_layout_selects_the_model_and_rejects_unknown_ones():

@@ -110,7 +110,7 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float,
         if not isinstance(arm_friction, str):
             tensioner[0]["damping"] = damper + float(arm_friction)
         scale = np.maximum(np.abs(x0), 1e-3)
-        differenced = _components_read(step, x, outputs, scale, _LAST_KEPT.get(drive))
+        differenced = _components_read(step, x, outputs, scale, drive.in_use, _LAST_KEPT.get(drive))
         a = np.zeros((x0.size, x0.size))
         c = np.zeros((outputs.size, x0.size))
         for i in differenced:
@@ -146,12 +146,13 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float,
                                c[:, kept], drive.output_values.copy(), arm_index, kept)
 
 
-def _components_read(step, x, outputs, scale: np.ndarray, candidates: np.ndarray | None) -> np.ndarray:
+def _components_read(step, x, outputs, scale: np.ndarray, everything: np.ndarray,
+                     candidates: np.ndarray | None) -> np.ndarray:
     """The components of the drive's ``x`` to difference: ``candidates`` (the last
-    linearization's kept ones) if a ``step`` with all the others moved by their perturbation,
-    alternately up and down, gives the bits (``x`` and ``outputs``) of the unmoved step
-    (module docstring); else all."""
-    everything = np.arange(x.size)
+    linearization's kept ones) if a ``step`` with all the others in use (``everything``; the
+    work record's room for more pulleys is not) moved by their perturbation, alternately up
+    and down, gives the bits (``x`` and ``outputs``) of the unmoved step (module docstring);
+    else all."""
     if candidates is None:
         return everything
     others = np.setdiff1d(everything, candidates)

@@ -193,7 +193,7 @@ LUMPED_STATE_LAYOUT = (
                     "spans; 0 elsewhere)"),
     ("string_rate", "p", "... its rate [m/s]"),
 )
-#: the work buffer: geometry and diagnostics of the last step, scratch
+#: the work record (:data:`LUMPED_WORK`): geometry and diagnostics of the last step, scratch
 LUMPED_WORK_LAYOUT = (
     ("tension", "p", "axial force (tension) of span j [N]"),
     ("spring_length", "p", "spring length G_j of span j: its free length and the shifts of its ends [m]"),
@@ -255,7 +255,9 @@ LUMPED_WORK_LAYOUT = (
 )
 
 LumpedState = namedtuple("LumpedState", [name for name, _, _ in LUMPED_STATE_LAYOUT])
-LumpedWork = namedtuple("LumpedWork", [name for name, _, _ in LUMPED_WORK_LAYOUT])
+#: the most pulleys a drive run by the lumped model may have: the size of its work record's
+#: per-pulley fields
+MAX_PULLEYS = 16
 
 
 def shape(extent, p: int) -> tuple[int, ...]:
@@ -270,64 +272,68 @@ def _sizes(layout, p: int) -> list[int]:
     return [int(np.prod(shape(extent, p))) for _, extent, _ in layout]
 
 
+#: The work record, one structured value generated from :data:`LUMPED_WORK_LAYOUT`: each
+#: entry a field of its shape for :data:`MAX_PULLEYS` pulleys, of which a drive of p pulleys
+#: uses the first p (p + 1, the outputs of p pulleys). The kernels take it as one array of one
+#: record and name its fields (``w.tension[j]``): numba addresses every field from the
+#: record's one address at a constant offset (docs/performance.md, "The work record").
+LUMPED_WORK = np.dtype([(name, np.float64, shape(extent, MAX_PULLEYS)) for name, extent, _ in LUMPED_WORK_LAYOUT])
+
+
 def buffer_sizes(p: int) -> tuple[int, int]:
-    """Sizes of the lumped state vector and work buffer for p pulleys (from the tables)."""
-    return sum(_sizes(LUMPED_STATE_LAYOUT, p)), sum(_sizes(LUMPED_WORK_LAYOUT, p))
+    """Sizes of the lumped state vector for p pulleys (from its table) and of the work
+    record (:data:`LUMPED_WORK`), in float64 values."""
+    return sum(_sizes(LUMPED_STATE_LAYOUT, p)), LUMPED_WORK.itemsize // 8
 
 
 def offsets(layout, p: int) -> np.ndarray:
-    """Start of each view of ``layout`` in its buffer, the size last."""
+    """Start of each view of ``layout`` (:data:`LUMPED_STATE_LAYOUT`) in its buffer, the size last."""
     return np.concatenate([[0], np.cumsum(_sizes(layout, p))]).astype(np.int64)
 
 
+def work_views(work, p: int) -> dict:
+    """The fields of the work record ``work`` (an array of one :data:`LUMPED_WORK`) by name,
+    each cut to the shape its table entry has for p pulleys: views, for Python."""
+    return {name: work[name][0][tuple(slice(0, k) for k in shape(extent, p))]
+            for name, extent, _ in LUMPED_WORK_LAYOUT}
+
+
+def work_positions(p: int) -> np.ndarray:
+    """Positions, among the work record's float64 values, of those a drive of p pulleys uses
+    (:func:`work_views`; the rest is room for :data:`MAX_PULLEYS` pulleys), in record order."""
+    values = np.arange(LUMPED_WORK.itemsize // 8, dtype=np.float64).view(LUMPED_WORK)
+    return np.concatenate([view.ravel() for view in work_views(values, p).values()]).astype(np.int64)
+
+
 # The views are built inline and without numba's reference counting: as separate functions
-# with it, building the 41 views cost more than half a 1 ms step's physics per call of run.
-# Every kernel but views() is compiled without it (``_nrt=False``; run's docstring says why).
+# with it, building them cost more than half a 1 ms step's physics per call of run. Every
+# kernel but state_views() is compiled without it (``_nrt=False``; run's docstring says why).
 @njit(cache=True, inline="always", _nrt=False)
 def _view(buffer, starts, i):
     return buffer[starts[i]:starts[i + 1]]
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _pairs(buffer, starts, i, p):
-    return buffer[starts[i]:starts[i + 1]].reshape((p, 2))
+def _state(y, so):
+    return LumpedState(_view(y, so, 0), _view(y, so, 1), _view(y, so, 2), _view(y, so, 3), _view(y, so, 4),
+                       _view(y, so, 5), _view(y, so, 6), _view(y, so, 7), _view(y, so, 8))
 
 
 @njit(cache=True, inline="always", _nrt=False)
-def _square(buffer, starts, i, p):
-    return buffer[starts[i]:starts[i + 1]].reshape((p + 1, p + 1))
-
-
-@njit(cache=True, inline="always", _nrt=False)
-def unpack(y, work, so, wo, p):
-    """Named views (:class:`LumpedState`, :class:`LumpedWork`) of the flat buffers at the
-    offsets ``so`` and ``wo`` generated from the tables (:func:`offsets`), in table order
-    (fmu_tests/test_lumped.py checks that they tile the buffers with the tables' shapes).
-    For the kernels; Python takes them from :func:`views`."""
-    s = LumpedState(_view(y, so, 0), _view(y, so, 1), _view(y, so, 2), _view(y, so, 3), _view(y, so, 4),
-                    _view(y, so, 5), _view(y, so, 6), _view(y, so, 7), _view(y, so, 8))
-    w = LumpedWork(_view(work, wo, 0), _view(work, wo, 1), _view(work, wo, 2), _view(work, wo, 3),
-                   _view(work, wo, 4), _view(work, wo, 5), _view(work, wo, 6), _view(work, wo, 7),
-                   _view(work, wo, 8), _view(work, wo, 9), _view(work, wo, 10), _view(work, wo, 11),
-                   _view(work, wo, 12), _view(work, wo, 13), _view(work, wo, 14), _view(work, wo, 15),
-                   _view(work, wo, 16), _view(work, wo, 17), _view(work, wo, 18), _view(work, wo, 19),
-                   _square(work, wo, 20, p), _view(work, wo, 21), _view(work, wo, 22), _view(work, wo, 23),
-                   _view(work, wo, 24), _view(work, wo, 25), _view(work, wo, 26), _view(work, wo, 27),
-                   _view(work, wo, 28), _view(work, wo, 29), _pairs(work, wo, 30, p), _pairs(work, wo, 31, p),
-                   _pairs(work, wo, 32, p), _view(work, wo, 33), _view(work, wo, 34), _view(work, wo, 35),
-                   _view(work, wo, 36), _view(work, wo, 37), _view(work, wo, 38), _view(work, wo, 39),
-                   _view(work, wo, 40), _view(work, wo, 41), _view(work, wo, 42), _view(work, wo, 43),
-                   _view(work, wo, 44), _view(work, wo, 45), _view(work, wo, 46), _view(work, wo, 47),
-                   _view(work, wo, 48))
-    return s, w
+def unpack(y, work, so):
+    """Named views (:class:`LumpedState`) of the state vector at the offsets ``so`` generated
+    from its table (:func:`offsets`), in table order (fmu_tests/test_lumped.py checks that
+    they tile it with the table's shapes), and the work record (``work[0]``,
+    :data:`LUMPED_WORK`). For the kernels; Python takes the state's from :func:`state_views`."""
+    return _state(y, so), work[0]
 
 
 @njit(cache=True)
-def views(y, work, so, wo, p):
-    """:func:`unpack` for Python: compiled with reference counting, so that the views numba
-    hands to Python keep their buffers alive (it boxes those of a function compiled without
-    it wrongly: shapes lost, no owner)."""
-    return unpack(y, work, so, wo, p)
+def state_views(y, so):
+    """The state's views of :func:`unpack`, for Python: compiled with reference counting, so
+    that the views numba hands to Python keep their buffer alive (it boxes those of a
+    function compiled without it wrongly: shapes lost, no owner)."""
+    return _state(y, so)
 
 
 # ------------------------------------------------------------------------------------ geometry
@@ -961,8 +967,8 @@ def _sweep(a, pivot, upper, x, n):
 def solve_step_matrix(a, b, upper, pivot, corner, column, n, bordered):
     """Solve the step's linear system ``a x = b`` (``w.jacobian``, ``w.newton``) in place, x
     into ``b``, with the scratch ``upper``, ``pivot``, ``corner`` and ``column`` (the work
-    buffer's ``sweep_upper``, ``sweep_pivot``, ``corner_solution``, ``border_solution``;
-    arrays, not the named views, which cost a call 45 arrays passed by value): the flows' cyclic tridiagonal block T (entries (j, j-1), (j, j), (j, j+1)
+    record's ``sweep_upper``, ``sweep_pivot``, ``corner_solution``, ``border_solution``):
+    the flows' cyclic tridiagonal block T (entries (j, j-1), (j, j), (j, j+1)
     around the belt loop), bordered, if ``bordered``, by the arm's row and column (index n).
     O(n): T is a tridiagonal matrix plus a rank-one corner correction (Sherman-Morrison, as
     Press et al., "Numerical Recipes", 3rd ed. 2007, section 2.7.2), the border by its Schur
@@ -1531,8 +1537,6 @@ def health(p, lb, s, w):
     return OK
 
 
-# inlined: compiled apart, run handed it the ~45 views as arguments and it counted their
-# references, 0.15 us of every call (a 1 ms co-simulation step takes one call)
 @njit(cache=True, inline="always")
 def evaluate_outputs(p, lb, s, w, out):
     """All outputs of :func:`belt_fmu.model.outputs.output_specs`, at their positions, into
@@ -1584,9 +1588,10 @@ def run_sample(p, lb, s, w, n_steps, dt, crank_omega, water_pump_torque, out):
     at its end (exact for an output linear in time: an angle at constant speed); each step
     evaluates the outputs, about 0.1 us."""
     n = p.pulleys.shape[0]
+    m = out.shape[0]  # the outputs of n pulleys (the work record has room for MAX_PULLEYS')
     averaging = lb.average_outputs != 0.0 and n_steps > 0
     if averaging:
-        for i in range(w.output_mean.shape[0]):
+        for i in range(m):
             w.output_mean[i] = 0.5 * dt * w.output_sample[i]
     status = OK
     taken = n_steps
@@ -1608,25 +1613,25 @@ def run_sample(p, lb, s, w, n_steps, dt, crank_omega, water_pump_torque, out):
             evaluate_outputs(p, lb, s, w, w.output_sample)
             if end:
                 break
-            accumulate_outputs(w.output_mean, w.output_sample, dt)
+            accumulate_outputs(w.output_mean[:m], w.output_sample, dt)
     if averaging:
-        mean_outputs(w.output_mean, 0.5 * dt, w.output_sample, taken * dt, w.output_mean, n)
+        mean_outputs(w.output_mean, 0.5 * dt, w.output_sample, taken * dt, w.output_mean[:m], n)
     source = w.output_mean if averaging else w.output_sample
-    for i in range(out.shape[0]):
+    for i in range(m):
         out[i] = source[i]
     return status, taken
 
 
 @njit(cache=True, inline="always")
 def place_geometry(p, s, w, arm_angle, installed):
-    """The full geometry at arm angle ``arm_angle`` into the work buffer (spring rates zero);
+    """The full geometry at arm angle ``arm_angle`` into the work record (spring rates zero);
     with ``installed``, that arm angle is the installed one and its departure and arrival
     angles become the spans' reference ends (``w.reference``, ``w.reference_arrive``). Part
     of :func:`run`, so that it compiles with the step's callees and not as an entry of its own."""
     s.arm[0] = arm_angle
     update_geometry(p, s, w, np.bool_(True))  # np.bool_: compiled once for both (step)
     if installed:
-        for j in range(w.reference.shape[0]):
+        for j in range(p.pulleys.shape[0]):
             w.reference[j] = w.depart[j]
             w.reference_arrive[j] = w.arrive[j]
             w.bank[j] = installed_wrap(p, w, j)
@@ -1639,7 +1644,7 @@ def place_geometry(p, s, w, arm_angle, installed):
 # no fastmath flag: with them LLVM fuses and rewrites by the context it compiles run in, and
 # the native step's copy rounded apart from this one on some CPUs (docs/lumped-model.md).
 @njit(cache=True, error_model="numpy", _nrt=False)
-def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, table):
+def run(y, work, so, p, lb, n_steps, dt, crank_omega, water_pump_torque, table):
     """The model's one entry, from Python and from the native step: a sampled run, sample i
     :func:`run_sample` at the inputs ``crank_omega[i]``, ``water_pump_torque[i]``, its
     outputs into ``table[i]``, without Python between the samples (an advance is one sample;
@@ -1653,10 +1658,9 @@ def run(y, work, so, wo, p, lb, n_steps, dt, crank_omega, water_pump_torque, tab
 
     Compiled without numba's reference counting (NRT, numba's ``_nrt`` flag): the kernels
     allocate nothing (every array is a view of the caller's buffers, which outlive the call),
-    but with NRT numba increments and decrements the owner's count of every array in the
-    named views at each inlined call, about 900 atomic operations per step, two thirds of its
-    time. Without NRT a kernel that allocated would not compile."""
-    s, w = unpack(y, work, so, wo, p.pulleys.shape[0])
+    but with NRT numba increments and decrements the owner's count of every array view at
+    each inlined call. Without NRT a kernel that allocated would not compile."""
+    s, w = unpack(y, work, so)
     if n_steps < 0:
         place_geometry(p, s, w, dt, n_steps == PLACE_INSTALLED)
         return OK, 0, 0
