@@ -22,7 +22,7 @@ The step is :data:`STEP` long: short against the periods of the excitation (at 1
 frequency, as the sweep's runs step at their output interval.
 
 Components of ``x`` that no step reads before it writes them (the Newton solve's scratch)
-give zero columns and are dropped: the built-in drive keeps 259 of its 550 numbers. A drive
+give zero columns and are dropped: the built-in drive keeps 266 of its 557 numbers. A drive
 linearized again (the next speed of a response or a Campbell diagram) differences only the
 components the last linearization kept, after one step from the state with all the others
 moved at once has given the unmoved step's bits: what a step does not read cannot change it
