@@ -12,14 +12,16 @@ comparison (belt_fmu.postprocess.polygon_filter).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
+from numba import njit
 
 from belt_fmu.layout import LayoutError, load_layout_text
 from belt_fmu.model import lumped
 from belt_fmu.model.geometry import BeltPath
-from belt_fmu.model.lumped_system import LumpedDrive
+from belt_fmu.model.lumped_system import LumpedDrive, scalar_loops
 from belt_fmu.model.outputs import output_specs
 from belt_fmu.model.system import BeltDrive, make_drive
 from belt_fmu.postprocess import drive_polygon_frequency, polygon_filter
@@ -146,6 +148,25 @@ def test_state_views_tile_the_state_and_the_work_record_holds_every_entry():
     for name, extent, _ in lumped.LUMPED_WORK_LAYOUT:
         assert record.dtype[name].shape == _table_shape(extent, lumped.MAX_PULLEYS)
         assert views[name].shape == _table_shape(extent, p) and np.shares_memory(views[name], record)
+
+
+def test_scalar_loops_compiles_without_the_loop_vectorizer():
+    """What compiles inside :func:`scalar_loops` (the lumped kernels) has no vector loops, and
+    what compiles after it has them again: a loop over 64 values compiles to operations on
+    vectors of doubles outside it and to none inside."""
+
+    def twice(a, b):
+        for i in range(a.shape[0]):
+            a[i] = 2.0 * b[i]
+
+    def vector_operations():
+        kernel = njit(twice)  # a dispatcher of its own: compiled here, not taken from a cache
+        kernel(np.zeros(64), np.ones(64))
+        return re.findall(r"<\d+ x double>", "".join(kernel.inspect_llvm().values()))
+
+    with scalar_loops():
+        assert not vector_operations()
+    assert vector_operations()
 
 
 def test_more_pulleys_than_the_work_record_holds_are_refused(monkeypatch):

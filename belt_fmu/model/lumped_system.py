@@ -21,8 +21,10 @@ level. The belt runs onto every pulley at its surface speed (creep on the exit a
 """
 from __future__ import annotations
 
+import contextlib
 import math
 
+import numba
 import numpy as np
 
 from .. import kernel_cache
@@ -37,6 +39,22 @@ from .parameters import translate, translate_lumped
 from .roots import brent_root
 from .system import SETTLE_TIME, DivergenceError, check_inputs, compiled_entry, internal_steps, settling
 from .tensioner import spring_torque
+
+
+@contextlib.contextmanager
+def scalar_loops():
+    """The kernels compiled inside without LLVM's loop vectorizer (``numba.config.LOOP_VECTORIZE``,
+    which numba reads as it builds each pass pipeline). The lumped kernels' loops run over a
+    drive's pulleys and its outputs, a few to a few dozen values, where a vectorized loop's
+    vector body, scalar remainder and tests between them cost more than they save: the step
+    is 2-4 % faster without (docs/performance.md, "The work record"). The results are the
+    same: without fast-math flags LLVM vectorizes no reduction."""
+    vectorize = numba.config.LOOP_VECTORIZE
+    numba.config.LOOP_VECTORIZE = 0
+    try:
+        yield
+    finally:
+        numba.config.LOOP_VECTORIZE = vectorize
 
 
 class LumpedDrive:
@@ -59,7 +77,7 @@ class LumpedDrive:
     torque_driven_crank = False
 
     def __init__(self, layout):
-        with kernel_cache.compiling("lumped"):  # the kernels load (or compile, once) here
+        with kernel_cache.compiling("lumped"), scalar_loops():  # the kernels load (or compile, once) here
             self._build(layout)
 
     def _build(self, layout) -> None:
@@ -403,7 +421,7 @@ class NativeStep:
     report_outputs = False
 
     def __init__(self, drive: LumpedDrive):
-        with kernel_cache.compiling("lumped native step", detect=False):
+        with kernel_cache.compiling("lumped native step", detect=False), scalar_loops():
             from . import lumped_native
 
         self.drive = drive
