@@ -55,7 +55,7 @@ RUNTIME_FILES = ("__init__.py", "kernel_cache.py", "inlining.py", "call_typing.p
 PARTS = {
     "discretized": ("the discretized belt model", 60.0),
     "discretized native step": ("the discretized model's native step", 7.0),
-    "lumped": ("the lumped model", 40.0),
+    "lumped": ("the lumped model", 29.0),
     "lumped native step": ("the lumped model's native step", 3.0),
     "analysis": ("the linear analysis", 20.0),
 }
