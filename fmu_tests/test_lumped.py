@@ -129,25 +129,21 @@ def _table_shape(extent, p):
     return tuple(sizes.get(e, e) for e in (extent if isinstance(extent, tuple) else (extent,)))
 
 
-def test_state_views_tile_the_state_and_the_work_record_holds_every_entry():
-    """The state's views generated from its table (:func:`lumped.offsets`) have the table's
-    sizes and cover the state vector exactly once, in table order; the work record has a
-    field for each entry of its table, of the entry's shape for MAX_PULLEYS pulleys, and a
-    drive's views of it are those fields cut to its pulleys."""
+def test_the_records_hold_every_entry_of_their_tables():
+    """The state and the work record have a field for each entry of their tables, in table
+    order, of the entry's shape for MAX_PULLEYS pulleys; a drive's views of them are those
+    fields cut to its pulleys, and the positions of the values it uses are theirs."""
     p = 5
-    n_state, n_work = lumped.buffer_sizes(p)
-    y = np.arange(n_state, dtype=float)
-    s = lumped.state_views(y, lumped.offsets(lumped.LUMPED_STATE_LAYOUT, p))
-    assert list(s._fields) == [name for name, _, _ in lumped.LUMPED_STATE_LAYOUT]
-    assert np.array_equal(np.concatenate(s), y)
-    for view, (_, extent, _) in zip(s, lumped.LUMPED_STATE_LAYOUT):
-        assert view.shape == _table_shape(extent, p)
-    record = np.arange(n_work, dtype=float).view(lumped.LUMPED_WORK)
-    assert record.dtype.names == tuple(name for name, _, _ in lumped.LUMPED_WORK_LAYOUT)
-    views = lumped.work_views(record, p)
-    for name, extent, _ in lumped.LUMPED_WORK_LAYOUT:
-        assert record.dtype[name].shape == _table_shape(extent, lumped.MAX_PULLEYS)
-        assert views[name].shape == _table_shape(extent, p) and np.shares_memory(views[name], record)
+    for dtype, table in ((lumped.LUMPED_STATE, lumped.LUMPED_STATE_LAYOUT), (lumped.LUMPED_WORK, lumped.LUMPED_WORK_LAYOUT)):
+        values = np.arange(dtype.itemsize // 8, dtype=float).view(dtype)
+        assert dtype.names == tuple(name for name, _, _ in table)
+        views = lumped.views(values, table, p)
+        for name, extent, _ in table:
+            assert dtype[name].shape == _table_shape(extent, lumped.MAX_PULLEYS)
+            assert views[name].shape == _table_shape(extent, p) and np.shares_memory(views[name], values)
+        used = lumped.positions(table, p)
+        assert np.array_equal(used, np.concatenate([np.ravel(view) for view in views.values()]))
+        assert used.size == sum(math.prod(_table_shape(extent, p)) for _, extent, _ in table)
 
 
 def test_scalar_loops_compiles_without_the_loop_vectorizer():

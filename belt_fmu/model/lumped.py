@@ -88,7 +88,6 @@ discretized model's (:mod:`belt_fmu.model.outputs`).
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 from numba import njit
@@ -179,7 +178,7 @@ LUMPED_BELT = np.dtype(
     ]
 )
 
-#: the state vector y of the lumped model: (name, size in pulleys p or fixed, meaning)
+#: the state record (:data:`LUMPED_STATE`), the state vector y: (name, size in pulleys p or fixed, meaning)
 LUMPED_STATE_LAYOUT = (
     ("theta", "p", "pulley rotation angles [rad], CCW"),
     ("omega", "p", "pulley angular velocities [rad/s], CCW"),
@@ -254,8 +253,7 @@ LUMPED_WORK_LAYOUT = (
                   "departure point [m]"),
 )
 
-LumpedState = namedtuple("LumpedState", [name for name, _, _ in LUMPED_STATE_LAYOUT])
-#: the most pulleys a drive run by the lumped model may have: the size of its work record's
+#: the most pulleys a drive run by the lumped model may have: the size of its records'
 #: per-pulley fields
 MAX_PULLEYS = 16
 
@@ -268,72 +266,33 @@ def shape(extent, p: int) -> tuple[int, ...]:
     return tuple(sizes.get(e, e) for e in extent)
 
 
-def _sizes(layout, p: int) -> list[int]:
-    return [int(np.prod(shape(extent, p))) for _, extent, _ in layout]
+def record(layout) -> np.dtype:
+    """The record of a table (:data:`LUMPED_STATE_LAYOUT`, :data:`LUMPED_WORK_LAYOUT`): a
+    float64 field for each entry, of its shape for :data:`MAX_PULLEYS` pulleys, of which a
+    drive of p pulleys uses the first p (p + 1, the outputs of p pulleys)."""
+    return np.dtype([(name, np.float64, shape(extent, MAX_PULLEYS)) for name, extent, _ in layout])
 
 
-#: The work record, one structured value generated from :data:`LUMPED_WORK_LAYOUT`: each
-#: entry a field of its shape for :data:`MAX_PULLEYS` pulleys, of which a drive of p pulleys
-#: uses the first p (p + 1, the outputs of p pulleys). The kernels take it as one array of one
-#: record and name its fields (``w.tension[j]``): numba addresses every field from the
+#: The state and the work record. The kernels take each as one array of one record and name
+#: its fields (``s.content[j]``, ``w.tension[j]``): numba addresses every field from the
 #: record's one address at a constant offset (docs/performance.md, "The work record").
-LUMPED_WORK = np.dtype([(name, np.float64, shape(extent, MAX_PULLEYS)) for name, extent, _ in LUMPED_WORK_LAYOUT])
+LUMPED_STATE = record(LUMPED_STATE_LAYOUT)
+LUMPED_WORK = record(LUMPED_WORK_LAYOUT)
 
 
-def buffer_sizes(p: int) -> tuple[int, int]:
-    """Sizes of the lumped state vector for p pulleys (from its table) and of the work
-    record (:data:`LUMPED_WORK`), in float64 values."""
-    return sum(_sizes(LUMPED_STATE_LAYOUT, p)), LUMPED_WORK.itemsize // 8
-
-
-def offsets(layout, p: int) -> np.ndarray:
-    """Start of each view of ``layout`` (:data:`LUMPED_STATE_LAYOUT`) in its buffer, the size last."""
-    return np.concatenate([[0], np.cumsum(_sizes(layout, p))]).astype(np.int64)
-
-
-def work_views(work, p: int) -> dict:
-    """The fields of the work record ``work`` (an array of one :data:`LUMPED_WORK`) by name,
+def views(values, layout, p: int) -> dict:
+    """The fields of ``values`` (an array of one record of ``layout``, :func:`record`) by name,
     each cut to the shape its table entry has for p pulleys: views, for Python."""
-    return {name: work[name][0][tuple(slice(0, k) for k in shape(extent, p))]
-            for name, extent, _ in LUMPED_WORK_LAYOUT}
+    return {name: values[name][0][tuple(slice(0, k) for k in shape(extent, p))] for name, extent, _ in layout}
 
 
-def work_positions(p: int) -> np.ndarray:
-    """Positions, among the work record's float64 values, of those a drive of p pulleys uses
-    (:func:`work_views`; the rest is room for :data:`MAX_PULLEYS` pulleys), in record order."""
-    values = np.arange(LUMPED_WORK.itemsize // 8, dtype=np.float64).view(LUMPED_WORK)
-    return np.concatenate([view.ravel() for view in work_views(values, p).values()]).astype(np.int64)
-
-
-# The views are built inline and without numba's reference counting: as separate functions
-# with it, building them cost more than half a 1 ms step's physics per call of run. Every
-# kernel but state_views() is compiled without it (``_nrt=False``; run's docstring says why).
-@njit(cache=True, inline="always", _nrt=False)
-def _view(buffer, starts, i):
-    return buffer[starts[i]:starts[i + 1]]
-
-
-@njit(cache=True, inline="always", _nrt=False)
-def _state(y, so):
-    return LumpedState(_view(y, so, 0), _view(y, so, 1), _view(y, so, 2), _view(y, so, 3), _view(y, so, 4),
-                       _view(y, so, 5), _view(y, so, 6), _view(y, so, 7), _view(y, so, 8))
-
-
-@njit(cache=True, inline="always", _nrt=False)
-def unpack(y, work, so):
-    """Named views (:class:`LumpedState`) of the state vector at the offsets ``so`` generated
-    from its table (:func:`offsets`), in table order (fmu_tests/test_lumped.py checks that
-    they tile it with the table's shapes), and the work record (``work[0]``,
-    :data:`LUMPED_WORK`). For the kernels; Python takes the state's from :func:`state_views`."""
-    return _state(y, so), work[0]
-
-
-@njit(cache=True)
-def state_views(y, so):
-    """The state's views of :func:`unpack`, for Python: compiled with reference counting, so
-    that the views numba hands to Python keep their buffer alive (it boxes those of a
-    function compiled without it wrongly: shapes lost, no owner)."""
-    return _state(y, so)
+def positions(layout, p: int) -> np.ndarray:
+    """Positions, among the float64 values of ``layout``'s record, of those a drive of p
+    pulleys uses (:func:`views`; the rest is room for :data:`MAX_PULLEYS` pulleys), in record
+    order."""
+    dtype = record(layout)
+    values = np.arange(dtype.itemsize // 8, dtype=np.float64).view(dtype)
+    return np.concatenate([view.ravel() for view in views(values, layout, p).values()]).astype(np.int64)
 
 
 # ------------------------------------------------------------------------------------ geometry
@@ -741,7 +700,7 @@ def steady_arcs(radii, mu, wraps, effective, ea, adhesion=None):
 @njit(cache=True, inline="always")
 def centrifugal_tensions(p, lb, s, w):
     """m' v^2 of each span, v its belt speed q (1 + eps) onto the next pulley."""
-    n = s.content.shape[0]
+    n = p.pulleys.shape[0]
     for j in range(n):
         speed = s.flow[j + 1 if j + 1 < n else 0] * w.spring_length[j] / s.content[j]
         w.centrifugal[j] = lb.mass_per_length * speed * speed
@@ -873,7 +832,7 @@ def predict_belt(p, lb, s, w, dt):
 
 
 @njit(cache=True, inline="always")
-def span_laws(lb, s, w, dt):
+def span_laws(lb, s, w, dt, n):
     """Each span's end-of-step tension as a linear function of the step's unknowns,
     ``T_j = predicted_j + coupling_j (psi - psi_0) - compliance_j (q_j - q_(j+1))``: the
     Kelvin-Voigt law with the content ``S_j + theta dt (q_j - q_(j+1))`` and the spring length
@@ -884,7 +843,7 @@ def span_laws(lb, s, w, dt):
     th = THETA
     per_content = 1.0 / (th * dt)  # a content change D - D0 acts as a flow (D - D0) / (theta dt)
     rate_stiffness = ea + ca / dt
-    for j in range(s.content.shape[0]):
+    for j in range(n):
         g = w.spring_length[j]
         per_u = 1.0 / s.content[j]
         compliance = (ea * th * dt + ca) * g * per_u * per_u
@@ -1418,7 +1377,7 @@ def solve_step(p, lb, s, w, dt, psi0, rate0, moment0):
                 s.flow[j] = w.flow_start[j]
                 w.tension[j] = w.tension_start[j]
                 w.release_slope[j] = w.end_compliance[j] + 0.5 * (w.release_slope[j] - w.end_compliance[j])
-        span_laws(lb, s, w, dt)
+        span_laws(lb, s, w, dt, n)
         psi = psi0 + dt * rate0 if t >= 0 else psi0
         keep_slips(p, s, w, dt, psi - psi0)
         merit = assemble(p, s, w, dt, psi0, rate0, moment0, psi)
@@ -1506,7 +1465,7 @@ def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
     if t >= 0:
         hub_force(p, w, t)  # from the tensions at the start of the step
         moment0 = arm_torque(p.tensioner[0], psi0, rate0, w.hub_force[t, 0], w.hub_force[t, 1])
-    for j in range(s.theta.shape[0]):
+    for j in range(p.pulleys.shape[0]):
         s.theta[j] += (1.0 - THETA) * dt * s.omega[j]
     s.omega[p.roles[0].crank] = crank_omega
     accelerate_pulleys(p, s, w, dt, water_pump_torque)
@@ -1518,7 +1477,7 @@ def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
         w.free_speed[j] = pulleys[j].sense * s.omega[j] + share
     predict_belt(p, lb, s, w, dt)
     iterations = solve_step(p, lb, s, w, dt, psi0, rate0, moment0)
-    for j in range(s.theta.shape[0]):
+    for j in range(p.pulleys.shape[0]):
         s.theta[j] += THETA * dt * s.omega[j]
     return iterations
 
@@ -1526,7 +1485,7 @@ def step(p, lb, s, w, dt, crank_omega, water_pump_torque):
 @njit(cache=True, inline="always")
 def health(p, lb, s, w):
     """OK, or NOT_FINITE for non-finite values or a span without belt."""
-    for j in range(s.content.shape[0]):
+    for j in range(p.pulleys.shape[0]):
         if not (np.isfinite(s.content[j]) and np.isfinite(s.omega[j]) and np.isfinite(s.flow[j])
                 and np.isfinite(w.tension[j])):
             return NOT_FINITE
@@ -1644,7 +1603,7 @@ def place_geometry(p, s, w, arm_angle, installed):
 # no fastmath flag: with them LLVM fuses and rewrites by the context it compiles run in, and
 # the native step's copy rounded apart from this one on some CPUs (docs/lumped-model.md).
 @njit(cache=True, error_model="numpy", _nrt=False)
-def run(y, work, so, p, lb, n_steps, dt, crank_omega, water_pump_torque, table):
+def run(state, work, p, lb, n_steps, dt, crank_omega, water_pump_torque, table):
     """The model's one entry, from Python and from the native step: a sampled run, sample i
     :func:`run_sample` at the inputs ``crank_omega[i]``, ``water_pump_torque[i]``, its
     outputs into ``table[i]``, without Python between the samples (an advance is one sample;
@@ -1660,7 +1619,7 @@ def run(y, work, so, p, lb, n_steps, dt, crank_omega, water_pump_torque, table):
     allocate nothing (every array is a view of the caller's buffers, which outlive the call),
     but with NRT numba increments and decrements the owner's count of every array view at
     each inlined call. Without NRT a kernel that allocated would not compile."""
-    s, w = unpack(y, work, so)
+    s, w = state[0], work[0]  # the records (LUMPED_STATE, LUMPED_WORK)
     if n_steps < 0:
         place_geometry(p, s, w, dt, n_steps == PLACE_INSTALLED)
         return OK, 0, 0

@@ -29,15 +29,14 @@ import numpy as np
 from numba import carray, cfunc
 
 from . import lumped
-from .native_arrays import PARAMETER_WORDS, SIGNATURE, f64, i64, parameters_at, pointer, words
+from .native_arrays import PARAMETER_WORDS, SIGNATURE, f64, parameters_at, pointer, words
 from .parameters import Parameters
 
 #: the words of the argument array, in order: (name, what)
 ARGUMENTS = (
-    ("y", "address of the state vector (float64)"), ("n_y", "its size"),
+    ("state", "address of the state record (LUMPED_STATE, 1)"),
     ("work", "address of the work record (LUMPED_WORK, 1)"),
-    ("so", "address of the state offsets (int64)"), ("n_so", "their count"),
-    *PARAMETER_WORDS,  # words 5 to 15
+    *PARAMETER_WORDS,  # words 2 to 12
     ("lumped_belt", "the LUMPED_BELT record (1)"),
     ("out", "address of the outputs (float64)"), ("n_out", "their count"),
     ("crank_omega", "address of the call's crank speed (float64, 1)"),
@@ -45,32 +44,32 @@ ARGUMENTS = (
 )
 
 _lumped_belt = pointer(numba.from_dtype(lumped.LUMPED_BELT))
+_lumped_state = pointer(numba.from_dtype(lumped.LUMPED_STATE))
 _lumped_work = pointer(numba.from_dtype(lumped.LUMPED_WORK))
 
 
 @cfunc(SIGNATURE, cache=True)
 def advance(a, n_steps, dt, crank_omega, water_pump_torque, taken):
     """``lumped.run`` of one sample on the arrays whose addresses ``a`` holds (:data:`ARGUMENTS`)."""
-    y = carray(f64(a[0]), (a[1],))
-    work = carray(_lumped_work(a[2]), (1,))
-    so = carray(i64(a[3]), (a[4],))
-    p = parameters_at(a, 5)
-    lb = carray(_lumped_belt(a[16]), (1,))
-    out = carray(f64(a[17]), (1, a[18]))
-    crank = carray(f64(a[19]), (1,))
-    pump = carray(f64(a[20]), (1,))
+    state = carray(_lumped_state(a[0]), (1,))
+    work = carray(_lumped_work(a[1]), (1,))
+    p = parameters_at(a, 2)
+    lb = carray(_lumped_belt(a[13]), (1,))
+    out = carray(f64(a[14]), (1, a[15]))
+    crank = carray(f64(a[16]), (1,))
+    pump = carray(f64(a[17]), (1,))
     crank[0] = crank_omega
     pump[0] = water_pump_torque
-    status, _, steps = lumped.run(y, work, so, p, lb, n_steps, dt, crank, pump, out)
+    status, _, steps = lumped.run(state, work, p, lb, n_steps, dt, crank, pump, out)
     taken[0] = steps
     return status
 
 
-def arguments(y, work, so, parameters: Parameters, lumped_belt, out, crank_omega, water_pump_torque) -> np.ndarray:
+def arguments(state, work, parameters: Parameters, lumped_belt, out, crank_omega, water_pump_torque) -> np.ndarray:
     """The argument words of :data:`advance` for these arrays (:data:`ARGUMENTS`); the arrays
     must be C-contiguous and of the types ``run`` is compiled for, and outlive the words."""
-    arrays = {"y": y, "work": work, "so": so, **parameters._asdict(), "lumped_belt": lumped_belt, "out": out,
+    arrays = {"state": state, "work": work, **parameters._asdict(), "lumped_belt": lumped_belt, "out": out,
               "crank_omega": crank_omega, "water_pump_torque": water_pump_torque}
-    return words(ARGUMENTS, arrays, {"y": np.float64, "work": lumped.LUMPED_WORK, "so": np.int64,
+    return words(ARGUMENTS, arrays, {"state": lumped.LUMPED_STATE, "work": lumped.LUMPED_WORK,
                                      "out": np.float64, "lumped_belt": lumped.LUMPED_BELT,
                                      "crank_omega": np.float64, "water_pump_torque": np.float64})

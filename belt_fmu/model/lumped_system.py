@@ -63,11 +63,11 @@ class LumpedDrive:
 
     :attr:`parameters` are the kernels' records (the same translation as the discretized
     model's, :func:`belt_fmu.model.parameters.translate`), :attr:`belt` the LUMPED_BELT record,
-    :attr:`views` named views of the state vector :attr:`y`
-    (:data:`belt_fmu.model.lumped.LUMPED_STATE_LAYOUT`), :attr:`arrays` those of the work
-    record's fields (``LUMPED_WORK_LAYOUT``, cut to the drive's pulleys), whose values are
-    :attr:`work`; ``y`` and ``work`` are views of :attr:`carried`, everything a step carries
-    to the next (its values in use at :attr:`in_use`).
+    :attr:`views` and :attr:`arrays` the named fields of the state and the work record
+    (:data:`belt_fmu.model.lumped.LUMPED_STATE_LAYOUT`, ``LUMPED_WORK_LAYOUT``, cut to the
+    drive's pulleys), whose values are :attr:`y` and :attr:`work`, both views of
+    :attr:`carried`: everything a step carries to the next (its values in use at
+    :attr:`in_use`).
     """
 
     model = "lumped"
@@ -98,18 +98,19 @@ class LumpedDrive:
         self._carry_the_belt(installed)
         self.belt = translate_lumped(layout, installed, self._ends)
         p = len(self.pulley_names)
-        n_state, n_work = lumped.buffer_sizes(p)
-        self.carried = np.zeros(n_state + n_work)
+        n_state = lumped.LUMPED_STATE.itemsize // 8
+        self.carried = np.zeros(n_state + lumped.LUMPED_WORK.itemsize // 8)
         self.y = self.carried[:n_state]
         self.work = self.carried[n_state:]
-        self._record = self.work.view(lumped.LUMPED_WORK)  # the kernels' view of work: one record
-        self._so = lumped.offsets(lumped.LUMPED_STATE_LAYOUT, p)
-        self.views = {name: self.y[self._so[k]:self._so[k + 1]]
-                      for k, (name, _, _) in enumerate(lumped.LUMPED_STATE_LAYOUT)}
-        self.arrays = lumped.work_views(self._record, p)
-        #: positions in :attr:`carried` of the drive's values: the state and the work record's
-        #: fields cut to its pulleys
-        self.in_use = np.concatenate([np.arange(n_state), n_state + lumped.work_positions(p)])
+        # the kernels' views of y and work: an array of one record each
+        self._state = self.y.view(lumped.LUMPED_STATE)
+        self._work = self.work.view(lumped.LUMPED_WORK)
+        self.views = lumped.views(self._state, lumped.LUMPED_STATE_LAYOUT, p)
+        self.arrays = lumped.views(self._work, lumped.LUMPED_WORK_LAYOUT, p)
+        #: positions in :attr:`carried` of the drive's values: the records' fields cut to its
+        #: pulleys
+        self.in_use = np.concatenate([lumped.positions(lumped.LUMPED_STATE_LAYOUT, p),
+                                      n_state + lumped.positions(lumped.LUMPED_WORK_LAYOUT, p)])
         self.dt = lumped.MAX_STEP
         self.time = 0.0
         self.specs = output_specs(self.pulley_names, layout.headline_pulley_name)
@@ -132,7 +133,7 @@ class LumpedDrive:
     def state_offset(self, view: str) -> int:
         """Where the state view ``view`` (:data:`belt_fmu.model.lumped.LUMPED_STATE_LAYOUT`)
         starts in the state vector ``y``."""
-        return int(self._so[[name for name, _, _ in lumped.LUMPED_STATE_LAYOUT].index(view)])
+        return lumped.LUMPED_STATE.fields[view][1] // 8
 
     def _place_reference(self) -> None:
         """The spans' reference ends: the installed tangent points (:func:`lumped.update_springs`),
@@ -144,7 +145,7 @@ class LumpedDrive:
     def _place(self, arm_angle: float, task: int = lumped.PLACE) -> None:
         """The geometry at arm angle ``arm_angle`` [rad] into the work buffer
         (:func:`belt_fmu.model.lumped.place_geometry`, a run of ``task`` steps)."""
-        self._run(self.y, self._record, self._so, self.parameters, self.belt, task, float(arm_angle),
+        self._run(self._state, self._work, self.parameters, self.belt, task, float(arm_angle),
                   self._crank_omega, self._pump_torque, self._output_row)
 
     def load_torques(self, speeds: np.ndarray, water_pump_torque: float) -> np.ndarray:
@@ -280,7 +281,7 @@ class LumpedDrive:
         self._crank_omega = np.zeros(1)
         self._pump_torque = np.zeros(1)
         self._output_row = self.output_values.reshape(1, -1)
-        self._run = compiled_entry(lumped.run, (self.y, self._record, self._so, self.parameters, self.belt,
+        self._run = compiled_entry(lumped.run, (self._state, self._work, self.parameters, self.belt,
                                                 0, float(self.dt), self._crank_omega, self._pump_torque,
                                                 self._output_row))
 
@@ -296,7 +297,7 @@ class LumpedDrive:
         omega = self.parameters.roles[0]["crank_sense"] * crank_speed
         self._crank_omega[0] = omega
         self._pump_torque[0] = water_pump_torque
-        status, _, taken = self._run(self.y, self._record, self._so, self.parameters, self.belt, n_steps,
+        status, _, taken = self._run(self._state, self._work, self.parameters, self.belt, n_steps,
                                      float(dt), self._crank_omega, self._pump_torque, self._output_row)
         if status != lumped.OK:
             raise self._divergence(status, self.time + taken * dt, crank_speed, water_pump_torque, dt)
@@ -311,7 +312,7 @@ class LumpedDrive:
         n_steps, dt = self._steps(interval)
         sense = self.parameters.roles[0]["crank_sense"]
         run, omega, torque, row = self._run, self._crank_omega, self._pump_torque, self._output_row
-        buffers = (self.y, self._record, self._so, self.parameters, self.belt, n_steps, float(dt))
+        buffers = (self._state, self._work, self.parameters, self.belt, n_steps, float(dt))
 
         def advance(crank_speed: float, water_pump_torque: float) -> None:
             omega[0] = sense * crank_speed
@@ -333,7 +334,7 @@ class LumpedDrive:
         n_steps, dt = self._steps(interval)
         omega = self.parameters.roles[0]["crank_sense"] * np.ascontiguousarray(inputs[:, 0], dtype=float)
         torque = np.ascontiguousarray(inputs[:, 1], dtype=float)
-        status, done, taken = self._run(self.y, self._record, self._so, self.parameters, self.belt,
+        status, done, taken = self._run(self._state, self._work, self.parameters, self.belt,
                                         n_steps, float(dt), omega, torque, table)
         self.time += done * interval
         if status != lumped.OK:
@@ -383,7 +384,7 @@ class LumpedDrive:
         if averaged and not start:
             self.output_values[:] = self.arrays["output_mean"]
             return self.output_values
-        self._run(self.y, self._record, self._so, self.parameters, self.belt, 0, float(self.dt),
+        self._run(self._state, self._work, self.parameters, self.belt, 0, float(self.dt),
                   self._crank_omega, self._pump_torque, self._output_row)
         if averaged:
             self.arrays["output_sample"][:] = self.output_values
@@ -426,7 +427,7 @@ class NativeStep:
 
         self.drive = drive
         self.address = lumped_native.advance.address
-        self.arguments = lumped_native.arguments(drive.y, drive._record, drive._so, drive.parameters,
+        self.arguments = lumped_native.arguments(drive._state, drive._work, drive.parameters,
                                                  drive.belt, drive.output_values, drive._crank_omega,
                                                  drive._pump_torque)
         self.max_step = float(drive.dt)
