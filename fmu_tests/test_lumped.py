@@ -132,7 +132,7 @@ def _table_shape(extent, p):
 def test_the_records_hold_every_entry_of_their_tables():
     """The state and the work record have a field for each entry of their tables, in table
     order, of the entry's shape for MAX_PULLEYS pulleys; a drive's views of them are those
-    fields cut to its pulleys, and the positions of the values it uses are theirs."""
+    fields cut to its pulleys, and the positions of the values it uses are theirs, ascending."""
     p = 5
     for dtype, table in ((lumped.LUMPED_STATE, lumped.LUMPED_STATE_LAYOUT), (lumped.LUMPED_WORK, lumped.LUMPED_WORK_LAYOUT)):
         values = np.arange(dtype.itemsize // 8, dtype=float).view(dtype)
@@ -143,6 +143,7 @@ def test_the_records_hold_every_entry_of_their_tables():
             assert views[name].shape == _table_shape(extent, p) and np.shares_memory(views[name], values)
         used = lumped.positions(table, p)
         assert np.array_equal(used, np.concatenate([np.ravel(view) for view in views.values()]))
+        assert np.all(np.diff(used) > 0)  # ascending: the lumped linearization looks them up
         assert used.size == sum(math.prod(_table_shape(extent, p)) for _, extent, _ in table)
 
 

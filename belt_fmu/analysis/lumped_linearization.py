@@ -110,11 +110,13 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float,
         if not isinstance(arm_friction, str):
             tensioner[0]["damping"] = damper + float(arm_friction)
         scale = np.maximum(np.abs(x0), 1e-3)
-        differenced = _components_read(step, x, outputs, scale, drive.in_use, _LAST_KEPT.get(drive))
-        a = np.zeros((x0.size, x0.size))
-        c = np.zeros((outputs.size, x0.size))
-        for i in differenced:
-            a[:, i], c[:, i] = central(PERTURBATION * scale[i], lambda d, i=i: {"components": i, "delta": d})
+        used = drive.in_use  # x's values the drive has (ascending); no step reads or writes the others
+        differenced = _components_read(step, x, outputs, scale, used, _LAST_KEPT.get(drive))
+        a = np.zeros((used.size, used.size))  # rows and columns: x's values at used
+        c = np.zeros((outputs.size, used.size))
+        for k, i in zip(np.searchsorted(used, differenced), differenced):
+            moved, c[:, k] = central(PERTURBATION * scale[i], lambda d, i=i: {"components": i, "delta": d})
+            a[:, k] = moved[used]
         inputs = {
             "crank_speed": central(PERTURBATION * max(abs(crank_speed), 1.0),
                                    lambda d: {"crank": crank_speed + d}),
@@ -134,16 +136,17 @@ def linearize_lumped(drive, crank_speed: float, water_pump_torque: float,
         tensioner[0]["damping"] = damper
         drive.set_state(saved)
     # keep the components some step reads: their columns are not zero
-    kept = np.flatnonzero(np.any(a != 0.0, axis=0) | np.any(c != 0.0, axis=0))
+    read = np.flatnonzero(np.any(a != 0.0, axis=0) | np.any(c != 0.0, axis=0))
+    kept = used[read]
     _LAST_KEPT[drive] = kept
     arm_index = None
     if arm is not None:
         if arm not in kept:
             raise ArithmeticError("the arm angle does not enter the lumped model's step")
         arm_index = int(np.searchsorted(kept, arm))
-    return LumpedLinearization(STEP, a[np.ix_(kept, kept)],
+    return LumpedLinearization(STEP, a[np.ix_(read, read)],
                                {name: (b[kept], d) for name, (b, d) in inputs.items()},
-                               c[:, kept], drive.output_values.copy(), arm_index, kept)
+                               c[:, read], drive.output_values.copy(), arm_index, kept)
 
 
 def _components_read(step, x, outputs, scale: np.ndarray, everything: np.ndarray,

@@ -107,8 +107,8 @@ class LumpedDrive:
         self._work = self.work.view(lumped.LUMPED_WORK)
         self.views = lumped.views(self._state, lumped.LUMPED_STATE_LAYOUT, p)
         self.arrays = lumped.views(self._work, lumped.LUMPED_WORK_LAYOUT, p)
-        #: positions in :attr:`carried` of the drive's values: the records' fields cut to its
-        #: pulleys
+        #: positions in :attr:`carried` of the drive's values, ascending: the records' fields cut
+        #: to its pulleys
         self.in_use = np.concatenate([lumped.positions(lumped.LUMPED_STATE_LAYOUT, p),
                                       n_state + lumped.positions(lumped.LUMPED_WORK_LAYOUT, p)])
         self.dt = lumped.MAX_STEP
